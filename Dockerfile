@@ -1,0 +1,63 @@
+# waku-shadow with Shadow and a patched nwaku built from their pinned upstream tags,
+# by the same scripts the workflow's build rules run.
+#
+#   docker build -t waku-shadow .
+#   docker run --rm --shm-size=64g --security-opt seccomp=unconfined \
+#     -v "$PWD/results:/waku-shadow/results" waku-shadow --cores 64 --configfile configs/paper.yaml
+#
+# Shadow keeps its managed processes' memory in /dev/shm: give the container most of the
+# host's RAM as --shm-size. seccomp=unconfined lets Shadow install its own seccomp filter.
+
+ARG DEBIAN=bookworm
+
+FROM debian:${DEBIAN} AS build
+ARG SHADOW_TAG=v3.3.0
+ARG NWAKU_TAG=v0.36.0
+ARG NIM_TAG=v2.2.0
+ARG RUST_TOOLCHAIN=1.90
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ca-certificates curl git build-essential cmake make pkg-config python3 \
+      libclang-dev libglib2.0-dev libc-dbg xz-utils util-linux findutils netbase \
+    && rm -rf /var/lib/apt/lists/*
+RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs \
+      | sh -s -- -y --profile minimal --default-toolchain ${RUST_TOOLCHAIN}
+ENV PATH=/root/.cargo/bin:$PATH
+
+# Nim 2.2 for nwaku (built with USE_SYSTEM_NIM=1)
+RUN git clone --depth 1 --branch ${NIM_TAG} https://github.com/nim-lang/Nim.git /opt/nim \
+    && cd /opt/nim && sh build_all.sh
+
+COPY scripts/build_shadow.sh scripts/build_nwaku.sh /src/scripts/
+COPY nwaku-patches /src/nwaku-patches
+RUN /src/scripts/build_shadow.sh https://github.com/shadow/shadow.git ${SHADOW_TAG} /opt/shadow
+# -d:disableMarchNative: a binary for any x86-64 host, not only the build machine's CPU
+RUN NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
+    /src/scripts/build_nwaku.sh "" https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \
+      /src/nwaku-patches/*.patch \
+    && rm -rf /opt/nwaku/src
+
+
+FROM debian:${DEBIAN}
+ARG NWAKU_TAG=v0.36.0
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ca-certificates curl git python3 python3-venv libglib2.0-0 procps \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /opt/shadow /opt/shadow
+COPY --from=build /opt/nwaku/wakunode2 /opt/nwaku/wakunode2
+
+WORKDIR /waku-shadow
+COPY . .
+RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir -e ".[test]"
+ENV PATH=/opt/venv/bin:/opt/shadow/bin:$PATH
+
+# Put the image's wakunode2 where the workflow's build rule would have, with its identity,
+# so runs record the tag and patch hashes and nothing is rebuilt.
+RUN build="build/nwaku/$(python -c "from waku_shadow import stack; print(stack.nwaku_build_name('${NWAKU_TAG}', stack.patches()))")" \
+    && mkdir -p "$build" && cp /opt/nwaku/wakunode2 "$build/wakunode2" \
+    && waku-shadow identify-nwaku --binary "$build/wakunode2" --tag ${NWAKU_TAG} \
+         --built-from "https://github.com/waku-org/nwaku.git ${NWAKU_TAG} (Docker build stage)" \
+         --out "$build/identity.json" nwaku-patches/*.patch \
+    && printf 'stack:\n  shadow:\n    binary: /opt/shadow/bin/shadow\n' > local.yaml
+
+ENTRYPOINT ["snakemake"]
+CMD ["--cores", "all"]

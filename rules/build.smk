@@ -1,0 +1,55 @@
+# Shadow and nwaku at their pinned tags, unless local.yaml names installed ones.
+
+if not STUDY.stack.shadow_binary:
+
+    rule build_shadow:
+        output:
+            SHADOW,
+        params:
+            repository=STUDY.stack.shadow_repository,
+            tag=STUDY.stack.shadow_tag,
+            prefix=str(BUILD_DIR / "shadow" / STUDY.stack.shadow_tag),
+        log:
+            str(BUILD_DIR / "logs" / f"shadow-{STUDY.stack.shadow_tag}.log"),
+        threads: workflow.cores
+        shell:
+            "scripts/build_shadow.sh {params.repository} {params.tag} {params.prefix} > {log} 2>&1"
+
+
+if STUDY.stack.nwaku_binary:
+
+    rule identify_prebuilt_nwaku:
+        input:
+            WAKUNODE2,
+        output:
+            NWAKU_IDENTITY,
+        params:
+            tag=STUDY.stack.nwaku_tag,
+        shell:
+            "waku-shadow identify-nwaku --prebuilt --binary {input} --tag {params.tag}"
+            " --built-from 'prebuilt: {input}' --out {output}"
+
+else:
+
+    rule build_nwaku:
+        input:
+            patches=PATCHES,
+        output:
+            wakunode2=WAKUNODE2,
+            identity=NWAKU_IDENTITY,
+        params:
+            source=STUDY.stack.nwaku_source or "",
+            repository=STUDY.stack.nwaku_repository,
+            tag=STUDY.stack.nwaku_tag,
+            out=str(NWAKU_DIR),
+            make_flags="\n".join(STUDY.stack.nwaku_make_flags),
+            path_prepend=":".join(STUDY.stack.nwaku_path_prepend),
+        log:
+            str(NWAKU_DIR / "build.log"),
+        threads: workflow.cores
+        shell:
+            "NWAKU_MAKE_FLAGS={params.make_flags:q} NWAKU_PATH_PREPEND={params.path_prepend:q}"
+            " scripts/build_nwaku.sh {params.source:q} {params.repository} {params.tag} {params.out} {input.patches}"
+            " > {log} 2>&1"
+            " && waku-shadow identify-nwaku --binary {output.wakunode2} --tag {params.tag}"
+            " --built-from {params.source:q} --out {output.identity} {input.patches}"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds a release wakunode2 at a pinned nwaku tag with the given patches applied.
+# Used by the build_nwaku rule and the Dockerfile.
+#
+# usage: scripts/build_nwaku.sh SOURCE REPOSITORY TAG OUT_DIR PATCH...
+#   SOURCE  an nwaku checkout at TAG with its submodules; the patches are applied for the
+#           build and reverted afterwards, so the tree is left as it was found.
+#           Empty: REPOSITORY is cloned at TAG, with submodules, into OUT_DIR/src.
+#   OUT_DIR receives wakunode2.
+# environment:
+#   NWAKU_MAKE_FLAGS    extra make arguments, one per line, e.g. "USE_SYSTEM_NIM=1"
+#   NWAKU_PATH_PREPEND  directories (colon-separated) put in front of PATH, e.g. a Nim 2.2 bin/
+set -euo pipefail
+[ $# -ge 4 ] || { echo "usage: $0 SOURCE REPOSITORY TAG OUT_DIR PATCH..." >&2; exit 2; }
+source=$1 repo=$2 tag=$3 out=$(realpath -m "$4")
+shift 4
+patches=()
+for patch in "$@"; do patches+=("$(realpath "$patch")"); done
+die() { echo "build_nwaku: $*" >&2; exit 1; }
+
+mkdir -p "$out"
+if [ -z "$source" ]; then
+  source="$out/src"
+  if [ ! -e "$source/.git" ]; then
+    git clone --branch "$tag" "$repo" "$source"
+    git -C "$source" submodule update --init --recursive
+  fi
+fi
+[ -e "$source/.git" ] || die "$source is not a git checkout of nwaku"
+at=$(git -C "$source" describe --tags --exact-match HEAD 2>/dev/null || git -C "$source" rev-parse --short HEAD)
+[ "$at" = "$tag" ] || die "the nwaku source $source is at $at, not at the pinned tag $tag"
+git -C "$source" diff --quiet --ignore-submodules HEAD -- ||
+  die "the nwaku source $source has local changes to tracked files; commit or stash them first"
+
+if [ ${#patches[@]} -gt 0 ]; then
+  git -C "$source" apply --check "${patches[@]}" || die "the patches do not apply to $source at $tag"
+  git -C "$source" apply "${patches[@]}"
+  trap 'git -C "$source" apply -R "${patches[@]}"' EXIT
+fi
+
+make_flags=()
+[ -z "${NWAKU_MAKE_FLAGS:-}" ] || mapfile -t make_flags <<<"$NWAKU_MAKE_FLAGS"
+PATH="${NWAKU_PATH_PREPEND:+$NWAKU_PATH_PREPEND:}$PATH" \
+  make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "${make_flags[@]}"
+cp "$source/build/wakunode2" "$out/wakunode2"
+"$out/wakunode2" --version

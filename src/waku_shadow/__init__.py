@@ -1,0 +1,1 @@
+"""waku-shadow: latency studies of real nwaku nodes inside the Shadow network simulator."""

@@ -1,0 +1,188 @@
+"""Command line of the workflow's stages: each Snakemake rule calls one subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import shutil
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from . import config as cfg
+from . import logs, plots, report, runner, shadow_config, stack, stats, validation
+from .errors import StackError, WakuShadowError
+
+RUN_CONFIG = "config.yaml"
+PROVENANCE = "provenance.json"
+TABLES = ("receipts", "publishes", "sends")
+
+
+def load_run(run_dir: Path) -> cfg.Study:
+    return cfg.load(run_dir / RUN_CONFIG)
+
+
+def cmd_check_config(args) -> None:
+    study = cfg.load(*args.configs)
+    print(f"{study.name}: {study.nodes} nodes, runs: {', '.join(study.run_ids())}")
+
+
+def cmd_render(args) -> None:
+    run_dir = Path(args.run_dir)
+    study = cfg.resolve(json.loads(args.config_json), source="run config")
+    (size,) = study.message_sizes
+    wakunode2 = shutil.which(args.wakunode2)
+    curl = shutil.which(study.stack.curl)
+    if wakunode2 is None:
+        raise StackError(f"wakunode2 not found or not executable: {args.wakunode2}")
+    if curl is None:
+        raise StackError(f"stack.curl: {study.stack.curl!r} not found; the publisher processes need curl")
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run = shadow_config.plan(study, size)
+    shadow_config.render(run, run_dir, str(Path(wakunode2).resolve()), str(Path(curl).resolve()))
+    (run_dir / RUN_CONFIG).write_text(cfg.dump_resolved(study))
+    provenance = {
+        "study": study.name,
+        "run": study.run_id(size),
+        "nodes": study.nodes,
+        "message_size_bytes": size,
+        "seed": study.seed,
+        "topology_attempt": run.topology.attempt,
+        "config_sha256_12": study.config_hash(),
+        "rendered_at_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "waku_shadow": stack.project_version(),
+        "shadow": stack.command_version([args.shadow, "--version"]),
+        "nwaku": json.loads(Path(args.nwaku_identity).read_text()),
+        "curl": stack.command_version([curl, "--version"]),
+        "host": {"machine": platform.machine(), "python": platform.python_version()},
+        "python_packages": {p: metadata.version(p) for p in ("pandas", "numpy", "snakemake") if _installed(p)},
+    }
+    (run_dir / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
+
+
+def _installed(package: str) -> bool:
+    try:
+        metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def cmd_identify_nwaku(args) -> None:
+    binary = Path(args.binary)
+    if not binary.is_file():
+        raise StackError(f"wakunode2 not found: {binary}")
+    patches = None if args.prebuilt else [Path(p) for p in args.patches]
+    identity = stack.nwaku_identity(args.tag, patches, binary, args.built_from)
+    Path(args.out).write_text(json.dumps(identity, indent=2) + "\n")
+
+
+def cmd_simulate(args) -> None:
+    run_dir = Path(args.run_dir)
+    study = load_run(run_dir)
+    stats_ = runner.run(
+        args.shadow,
+        run_dir,
+        memory_floor_bytes=study.resources.memory_floor_bytes,
+        poll_interval_s=study.resources.memory_poll_interval_ns / 1e9,
+    )
+    logs.collect(run_dir)
+    print(
+        f"{run_dir.name}: {stats_.wall_seconds:.0f} s wall, peak memory {stats_.peak_memory_bytes / 2**30:.1f} GiB",
+        file=sys.stderr,
+    )
+
+
+def cmd_parse(args) -> None:
+    run_dir = Path(args.run_dir)
+    tables = logs.parse_run(run_dir)
+    for name in TABLES:
+        tables[name].to_parquet(run_dir / f"{name}.parquet", index=False)
+
+
+def cmd_validate(args) -> None:
+    run_dir = Path(args.run_dir)
+    study = load_run(run_dir)
+    hosts = list(pd.read_csv(run_dir / "identities.csv")["host"])
+    result = validation.check(
+        study.run_id(study.message_sizes[0]),
+        runner.read_stats(run_dir),
+        hosts,
+        pd.read_csv(run_dir / "schedule.csv"),
+        pd.read_parquet(run_dir / "publishes.parquet"),
+        pd.read_parquet(run_dir / "receipts.parquet"),
+    )
+    validation.require(result, run_dir)
+
+
+def cmd_summarize(args) -> None:
+    study = cfg.load(args.study_config)
+    out = Path(args.out)
+    run_dirs = [Path(d) for d in args.runs]
+    receipts = pd.concat([pd.read_parquet(d / "receipts.parquet").assign(run=d.name) for d in run_dirs], ignore_index=True)
+    receipts.to_parquet(out / "receipts.parquet", index=False)
+    summary = stats.latency_summary(receipts)
+    summary.to_csv(out / "latency_summary.csv", index=False, float_format="%.3f")
+    (out / "latency_summary.md").write_text(stats.to_markdown(summary))
+    figure = out / "figures" / "latency_distributions.png"
+    plots.latency_distributions(receipts, summary, f"{study.name}: {study.nodes} nwaku nodes in Shadow", figure)
+    (out / "report.md").write_text(report.study_report(study, run_dirs, summary, figure.relative_to(out)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="waku-shadow", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check-config", help="validate study config files and list their runs")
+    p.add_argument("configs", nargs="+")
+    p.set_defaults(func=cmd_check_config)
+
+    p = sub.add_parser("render", help="write a run folder: shadow.yaml, graph, identities, schedule")
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--config-json", required=True, help="the run's resolved config as JSON")
+    p.add_argument("--wakunode2", required=True)
+    p.add_argument("--nwaku-identity", required=True, help="identity.json of the wakunode2 build")
+    p.add_argument("--shadow", required=True)
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("identify-nwaku", help="record a wakunode2 build's identity: tag, patch hashes, binary hash")
+    p.add_argument("--binary", required=True)
+    p.add_argument("--tag", required=True)
+    p.add_argument("--built-from", required=True, help="source tree or repository the binary was built from")
+    p.add_argument("--out", required=True)
+    p.add_argument("--prebuilt", action="store_true", help="a binary built elsewhere: its patches are unknown")
+    p.add_argument("patches", nargs="*")
+    p.set_defaults(func=cmd_identify_nwaku)
+
+    p = sub.add_parser("simulate", help="run Shadow on a rendered run folder under the memory guard")
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--shadow", required=True)
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("parse", help="parse a run's node logs into receipts/publishes/sends tables")
+    p.add_argument("--run-dir", required=True)
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("validate", help="check a parsed run; fail naming what is wrong")
+    p.add_argument("--run-dir", required=True)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("summarize", help="study tables, figure and report from validated runs")
+    p.add_argument("--study-config", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--runs", nargs="+", required=True)
+    p.set_defaults(func=cmd_summarize)
+
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except WakuShadowError as exc:
+        print(f"waku-shadow {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,373 @@
+"""Study configuration: schema validation, defaults, units and semantic checks.
+
+A study config is one YAML file. It is merged over nothing but the schema's
+defaults (and, for the machine-specific ``stack`` and ``resources`` sections,
+an untracked local config), validated, and turned into a typed ``Study``.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from . import units
+from .errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PAPER_DATA = REPO_ROOT / "data" / "paper"
+MACHINE_SECTIONS = ("stack", "resources")
+
+
+@cache
+def schema() -> dict:
+    text = importlib_resources.files("waku_shadow").joinpath("schemas/study.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+@dataclass(frozen=True)
+class Gossipsub:
+    d: int | None = None
+    d_low: int | None = None
+    d_high: int | None = None
+    d_lazy: int | None = None
+
+    NWAKU_DEFAULTS = {"d": 6, "d_low": 4, "d_high": 8, "d_lazy": 6}
+
+    def effective(self) -> dict[str, int]:
+        """The values nwaku will run with: configured ones over nwaku's defaults."""
+        return {
+            name: default if getattr(self, name) is None else getattr(self, name)
+            for name, default in self.NWAKU_DEFAULTS.items()
+        }
+
+
+@dataclass(frozen=True)
+class Rln:
+    platform: str | None
+    proof_generation_ns: int
+    verification_ns: int
+    verification_ns_per_byte: float
+
+    def verification_delay_ns(self, payload_bytes: int) -> int:
+        return round(self.verification_ns + self.verification_ns_per_byte * payload_bytes)
+
+
+@dataclass(frozen=True)
+class Stack:
+    shadow_binary: str | None
+    shadow_repository: str
+    shadow_tag: str
+    nwaku_binary: str | None
+    nwaku_source: str | None
+    nwaku_repository: str
+    nwaku_tag: str
+    nwaku_make_flags: tuple[str, ...]
+    nwaku_path_prepend: tuple[str, ...]
+    curl: str
+
+
+@dataclass(frozen=True)
+class Resources:
+    memory_floor_bytes: int
+    memory_poll_interval_ns: int
+    results_dir: str
+    build_dir: str
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    seed: int
+    nodes: int
+    peers_per_node: int
+    latency_ns: int
+    bandwidth_up_bps: int
+    bandwidth_down_bps: int
+    packet_loss: float
+    gossipsub: Gossipsub
+    publishers: int
+    messages_per_publisher: int
+    message_sizes: tuple[int, ...]
+    interval_ns: int
+    warmup_messages: int
+    rln: Rln
+    parallelism: int
+    bootstrap_ns: int
+    drain_ns: int
+    stop_time_override_ns: int | None
+    nwaku_log_level: str
+    stack: Stack
+    resources: Resources
+    resolved: dict = field(compare=False, repr=False)
+
+    @property
+    def messages_per_run(self) -> int:
+        return self.warmup_messages + self.publishers * self.messages_per_publisher
+
+    @property
+    def last_publish_ns(self) -> int:
+        return self.bootstrap_ns + (self.messages_per_run - 1) * self.interval_ns
+
+    @property
+    def stop_time_ns(self) -> int:
+        if self.stop_time_override_ns is not None:
+            return self.stop_time_override_ns
+        return self.last_publish_ns + self.drain_ns
+
+    def run_id(self, size: int) -> str:
+        return f"n{self.nodes}-size{size}B-seed{self.seed}"
+
+    def run_ids(self) -> list[str]:
+        return [self.run_id(size) for size in self.message_sizes]
+
+    def size_of_run(self, run_id: str) -> int:
+        for size in self.message_sizes:
+            if self.run_id(size) == run_id:
+                return size
+        raise ConfigError(f"run {run_id!r} is not part of study {self.name!r}")
+
+    def study_config(self) -> dict:
+        """The resolved study sections, without the machine-specific ones."""
+        return {k: v for k, v in self.resolved.items() if k not in MACHINE_SECTIONS}
+
+    def config_hash(self) -> str:
+        text = json.dumps(self.study_config(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@cache
+def rln_platforms() -> dict[str, tuple[float, float]]:
+    """The paper's Table 1: platform -> (generation ms, verification ms)."""
+    path = PAPER_DATA / "table1_rln_platforms.csv"
+    with path.open() as handle:
+        rows = [row for row in csv.DictReader(line for line in handle if not line.startswith("#"))]
+    return {
+        row["platform"]: (float(row["proof_generation_ms"]), float(row["proof_verification_ms"]))
+        for row in rows
+    }
+
+
+def read_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys, not {type(data).__name__}")
+    return data
+
+
+def merge(base: dict, override: dict) -> dict:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load(*paths: str | Path) -> Study:
+    """Load a study from one or more YAML files, later ones overriding earlier ones."""
+    raw: dict = {}
+    for path in paths:
+        raw = merge(raw, read_yaml(path))
+    return resolve(raw, source=", ".join(str(p) for p in paths))
+
+
+def resolve(raw: dict, source: str = "config") -> Study:
+    """Validate a raw config mapping against the schema and derive a ``Study``."""
+    try:
+        return _resolve(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _resolve(raw: dict) -> Study:
+    _check_schema(raw)
+    cfg = _with_defaults(raw, schema())
+    net, gs, traffic, rln, sh = (cfg[k] for k in ("network", "gossipsub", "traffic", "rln", "shadow"))
+
+    nodes = net["nodes"]
+    if net["peers_per_node"] >= nodes:
+        raise ConfigError(
+            f"network.peers_per_node: {net['peers_per_node']} must be less than network.nodes ({nodes})"
+        )
+    if traffic["publishers"] > nodes:
+        raise ConfigError(
+            f"traffic.publishers: {traffic['publishers']} is more than network.nodes ({nodes})"
+        )
+
+    sizes = tuple(
+        units.size_bytes(value, f"traffic.message_sizes[{i}]")
+        for i, value in enumerate(traffic["message_sizes"])
+    )
+    if any(size == 0 for size in sizes):
+        raise ConfigError("traffic.message_sizes: a payload must have at least 1 byte")
+    if len(set(sizes)) != len(sizes):
+        raise ConfigError(f"traffic.message_sizes: {list(traffic['message_sizes'])} repeats a size")
+
+    gossipsub = Gossipsub(**gs)
+    eff = gossipsub.effective()
+    if not eff["d_low"] <= eff["d"] <= eff["d_high"]:
+        raise ConfigError(
+            "gossipsub: need d_low <= d <= d_high, got "
+            f"d_low={eff['d_low']}, d={eff['d']}, d_high={eff['d_high']} (unset values are nwaku's 6/4/8)"
+        )
+
+    interval = units.duration_ns(traffic["interval"], "traffic.interval")
+    if interval <= 0:
+        raise ConfigError("traffic.interval: must be longer than 0")
+
+    bootstrap = units.duration_ns(sh["bootstrap"], "shadow.bootstrap")
+    drain = units.duration_ns(sh["drain"], "shadow.drain")
+    stop = None if sh["stop_time"] is None else units.duration_ns(sh["stop_time"], "shadow.stop_time")
+
+    study = Study(
+        name=cfg["study"],
+        seed=cfg["seed"],
+        nodes=nodes,
+        peers_per_node=net["peers_per_node"],
+        latency_ns=units.duration_ns(net["latency"], "network.latency"),
+        bandwidth_up_bps=_positive(units.bandwidth_bps(net["bandwidth_up"], "network.bandwidth_up"), "network.bandwidth_up"),
+        bandwidth_down_bps=_positive(units.bandwidth_bps(net["bandwidth_down"], "network.bandwidth_down"), "network.bandwidth_down"),
+        packet_loss=float(net["packet_loss"]),
+        gossipsub=gossipsub,
+        publishers=traffic["publishers"],
+        messages_per_publisher=traffic["messages_per_publisher"],
+        message_sizes=sizes,
+        interval_ns=interval,
+        warmup_messages=traffic["warmup_messages"],
+        rln=_rln(raw.get("rln") or {}, rln),
+        parallelism=sh["parallelism"],
+        bootstrap_ns=bootstrap,
+        drain_ns=drain,
+        stop_time_override_ns=stop,
+        nwaku_log_level=sh["nwaku_log_level"],
+        stack=_stack(cfg["stack"]),
+        resources=Resources(
+            memory_floor_bytes=units.size_bytes(cfg["resources"]["memory_floor"], "resources.memory_floor"),
+            memory_poll_interval_ns=units.duration_ns(
+                cfg["resources"]["memory_poll_interval"], "resources.memory_poll_interval"
+            ),
+            results_dir=cfg["resources"]["results_dir"],
+            build_dir=cfg["resources"]["build_dir"],
+        ),
+        resolved=cfg,
+    )
+    if stop is not None and stop <= study.last_publish_ns:
+        raise ConfigError(
+            f"shadow.stop_time: {sh['stop_time']} ends before the last publish at "
+            f"{units.shadow_time(study.last_publish_ns)}"
+        )
+    return study
+
+
+def _positive(value: int, key: str) -> int:
+    if value <= 0:
+        raise ConfigError(f"{key}: must be more than 0")
+    return value
+
+
+def _rln(raw_rln: dict, rln: dict) -> Rln:
+    platform = rln["platform"]
+    if platform is not None:
+        explicit = [k for k in ("proof_generation", "verification") if raw_rln.get(k) is not None]
+        if explicit:
+            raise ConfigError(
+                f"rln.platform: {platform!r} sets the delays; remove rln.{explicit[0]} or the platform"
+            )
+        platforms = rln_platforms()
+        if platform not in platforms:
+            raise ConfigError(
+                f"rln.platform: {platform!r} is not in the paper's Table 1; known platforms: "
+                + ", ".join(repr(name) for name in platforms)
+            )
+        generation_ms, verification_ms = platforms[platform]
+        generation, verification = round(generation_ms * 1e6), round(verification_ms * 1e6)
+    else:
+        generation = units.duration_ns(rln["proof_generation"] or 0, "rln.proof_generation")
+        verification = units.duration_ns(rln["verification"] or 0, "rln.verification")
+    per_byte = rln["verification_per_byte"]
+    try:
+        number, unit = per_byte.split()
+        per_byte_ns = float(number) * units.duration_ns(f"1 {unit}", "rln.verification_per_byte")
+    except (ValueError, ConfigError):
+        raise ConfigError(
+            f"rln.verification_per_byte: cannot read {per_byte!r}; use a duration per byte such as '25 ns'"
+        ) from None
+    if per_byte_ns < 0:
+        raise ConfigError("rln.verification_per_byte: must not be negative")
+    return Rln(platform, generation, verification, per_byte_ns)
+
+
+def _stack(stack: dict) -> Stack:
+    shadow, nwaku = stack["shadow"], stack["nwaku"]
+    if nwaku["binary"] and nwaku["source"]:
+        raise ConfigError("stack.nwaku: give either binary or source, not both")
+    return Stack(
+        shadow_binary=shadow["binary"],
+        shadow_repository=shadow["repository"],
+        shadow_tag=shadow["tag"],
+        nwaku_binary=nwaku["binary"],
+        nwaku_source=nwaku["source"],
+        nwaku_repository=nwaku["repository"],
+        nwaku_tag=nwaku["tag"],
+        nwaku_make_flags=tuple(nwaku["make_flags"]),
+        nwaku_path_prepend=tuple(nwaku["path_prepend"]),
+        curl=stack["curl"],
+    )
+
+
+def _check_schema(raw: dict) -> None:
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if not errors:
+        return
+    error = errors[0]
+    key = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties":
+        unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        where = f"{key}." if key else ""
+        known = ", ".join(error.schema.get("properties", {}))
+        raise ConfigError(f"unknown key '{where}{unknown[0]}' (known keys here: {known})")
+    if error.validator == "required":
+        raise ConfigError(f"missing key: {error.message}")
+    raise ConfigError(f"{key or '(top level)'}: {error.message}")
+
+
+def _with_defaults(instance: Any, node: dict) -> Any:
+    if node.get("type") != "object" or not isinstance(instance, dict):
+        return instance
+    filled = dict(instance)
+    for name, sub in node.get("properties", {}).items():
+        if name not in filled and "default" in sub:
+            filled[name] = copy.deepcopy(sub["default"])
+        if name in filled:
+            filled[name] = _with_defaults(filled[name], sub)
+    return filled
+
+
+def dump_resolved(study: Study) -> str:
+    return yaml.safe_dump(study.resolved, sort_keys=False)
+
+
+def as_dict(study: Study) -> dict:
+    data = asdict(study)
+    data.pop("resolved")
+    return data

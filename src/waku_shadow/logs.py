@@ -1,0 +1,218 @@
+"""Per-node logs: collecting them out of Shadow's data directory and parsing them into tables.
+
+nwaku runs with ``--log-format=JSON``: one JSON object per line. Three
+messages are read:
+
+* ``publish intent`` (nwaku-patches/0001): the publisher's REST handler got the
+  message; ``intentTime`` is the moment of intent, before L_g is slept.
+* ``received relay message`` with ``from_peer_id = rest``: the publisher hands
+  the message to gossipsub (after L_g).
+* ``received relay message`` from a peer: the node accepted a message (after
+  its validators, so after L_v); ``receivedTime`` is nwaku's clock in ns.
+* ``sent relay message``: one line per peer a message is sent to.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import LogError
+from .nwaku import SIMULATION_EPOCH_NS
+from .shadow_config import SHADOW_DATA
+
+LOGS = "logs"
+NWAKU_LOG = "wakunode2.log.gz"
+INTENT = "publish intent"
+RECEIVED = "received relay message"
+SENT = "sent relay message"
+REST_SOURCE = "rest"
+
+
+def collect(run_dir: Path) -> Path:
+    """Gzip every file Shadow wrote for each host into logs/<host>/ and drop the raw copies.
+
+    nwaku's stdout (``wakunode2.<pid>.stdout``) becomes ``logs/<host>/wakunode2.log.gz``;
+    other files keep their names with ``.gz`` appended.
+    """
+    hosts_dir = run_dir / SHADOW_DATA / "hosts"
+    out = run_dir / LOGS
+    if not hosts_dir.is_dir():
+        if out.is_dir():
+            return out
+        raise LogError(f"{hosts_dir}: Shadow wrote no host directories; did the run start?")
+    for host_dir in sorted(hosts_dir.iterdir()):
+        target = out / host_dir.name
+        target.mkdir(parents=True, exist_ok=True)
+        for file in sorted(host_dir.iterdir()):
+            if not file.is_file():
+                continue
+            name = NWAKU_LOG if _is_nwaku_stdout(file.name) else file.name + ".gz"
+            with file.open("rb") as src, gzip.open(target / name, "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst)
+    shutil.rmtree(hosts_dir)
+    return out
+
+
+def _is_nwaku_stdout(name: str) -> bool:
+    return name.startswith("wakunode2.") and name.endswith(".stdout")
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a (possibly gzipped) log; a cut-off final line raises LogError."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", errors="replace") as handle:
+            number = 0
+            for number, line in enumerate(handle, start=1):
+                if not line.endswith("\n"):
+                    raise LogError(f"{path}: line {number} is cut off (the log is truncated): {line[:120]!r}")
+                yield number, line
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise LogError(f"{path}: the compressed log is truncated or corrupt ({exc})") from exc
+
+
+def events(path: Path) -> Iterator[dict]:
+    """The intent / received / sent records of one nwaku JSON log."""
+    for number, line in read_lines(path):
+        text = line.strip()
+        if not text:
+            continue
+        if not (text.startswith("{") and text.endswith("}")):
+            raise LogError(f"{path}: line {number} is not a JSON log record: {text[:160]!r}")
+        if '"msg":"' + RECEIVED not in text and '"msg":"' + SENT not in text and '"msg":"' + INTENT not in text:
+            continue
+        try:
+            record = json.loads(text, object_pairs_hook=_first_key_wins)
+        except json.JSONDecodeError as exc:
+            raise LogError(f"{path}: line {number} is not valid JSON ({exc.msg})") from exc
+        record["_line"] = number
+        yield record
+
+
+def _first_key_wins(pairs: list[tuple[str, object]]) -> dict:
+    """chronicles repeats "msg" when a record has a field of that name; the first is the message."""
+    record: dict = {}
+    for key, value in pairs:
+        record.setdefault(key, value)
+    return record
+
+
+def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict]]:
+    """Receipts, publish records and sends logged by one host."""
+    receipts, publishes, sends = [], [], []
+    for record in events(path):
+        try:
+            msg = record["msg"]
+            if msg == RECEIVED:
+                row = {
+                    "msg_hash": record["msg_hash"],
+                    "time_ns": int(record["receivedTime"]) - SIMULATION_EPOCH_NS,
+                    "payload_bytes": int(record["payloadSizeBytes"]),
+                }
+                if record["from_peer_id"] == REST_SOURCE:
+                    publishes.append({"host": host, "kind": "publish", **row})
+                else:
+                    receipts.append({"receiver": host, "from_peer": record["from_peer_id"], **row})
+            elif msg == SENT:
+                sends.append(
+                    {
+                        "sender": host,
+                        "to_peer": record["to_peer_id"],
+                        "msg_hash": record["msg_hash"],
+                        "time_ns": int(record["sentTime"]) - SIMULATION_EPOCH_NS,
+                    }
+                )
+            else:
+                publishes.append(
+                    {
+                        "host": host,
+                        "kind": "intent",
+                        "msg_hash": record["msg_hash"],
+                        "time_ns": int(record["intentTime"]) - SIMULATION_EPOCH_NS,
+                        "payload_bytes": int(record["payloadSizeBytes"]),
+                    }
+                )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise LogError(f"{path}: line {record['_line']} ({record.get('msg')!r}) lacks a usable field: {exc}") from exc
+    return receipts, publishes, sends
+
+
+def host_logs(run_dir: Path, hosts: list[str]) -> dict[str, Path]:
+    logs = {}
+    missing = []
+    for host in hosts:
+        path = run_dir / LOGS / host / NWAKU_LOG
+        if path.exists():
+            logs[host] = path
+        else:
+            missing.append(host)
+    if missing:
+        raise LogError(
+            f"{run_dir / LOGS}: no nwaku log for {len(missing)} of {len(hosts)} hosts: "
+            + ", ".join(missing[:10])
+            + (" ..." if len(missing) > 10 else "")
+        )
+    return logs
+
+
+def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
+    """Tidy tables of one run: receipts, publishes and sends, joined with the schedule."""
+    identities = pd.read_csv(run_dir / "identities.csv")
+    schedule = pd.read_csv(run_dir / "schedule.csv")
+    receipts, publish_events, sends = [], [], []
+    for host, path in host_logs(run_dir, list(identities["host"])).items():
+        r, p, s = parse_host(path, host)
+        receipts += r
+        publish_events += p
+        sends += s
+
+    short_to_host = dict(zip(identities["short_peer_id"], identities["host"]))
+    publishes = _publishes(schedule, pd.DataFrame(publish_events, columns=["host", "kind", "msg_hash", "time_ns", "payload_bytes"]))
+    receipts_df = pd.DataFrame(receipts, columns=["receiver", "from_peer", "msg_hash", "time_ns", "payload_bytes"])
+    unknown = sorted(set(receipts_df["msg_hash"]) - set(schedule["msg_hash"]))
+    if unknown:
+        raise LogError(f"{run_dir}: {len(unknown)} received message hashes are not in the schedule, e.g. {unknown[0]}")
+    receipts_df = receipts_df.rename(columns={"time_ns": "received_ns"})
+    receipts_df["from_host"] = receipts_df["from_peer"].map(short_to_host)
+    receipts_df = receipts_df.merge(
+        publishes[["msg_hash", "message", "warmup", "publisher", "size_bytes", "intent_ns", "publish_ns"]],
+        on="msg_hash",
+        how="left",
+    )
+    receipts_df["latency_ms"] = (receipts_df["received_ns"] - receipts_df["intent_ns"]) / 1e6
+    receipts_df = receipts_df[
+        [
+            "msg_hash", "message", "warmup", "size_bytes", "payload_bytes", "publisher", "receiver",
+            "from_peer", "from_host", "intent_ns", "publish_ns", "received_ns", "latency_ms",
+        ]
+    ].sort_values(["message", "received_ns", "receiver"], ignore_index=True)
+
+    sends_df = pd.DataFrame(sends, columns=["sender", "to_peer", "msg_hash", "time_ns"]).rename(columns={"time_ns": "sent_ns"})
+    sends_df["to_host"] = sends_df["to_peer"].map(short_to_host)
+    sends_df = sends_df.sort_values(["msg_hash", "sent_ns", "sender"], ignore_index=True)
+    return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df}
+
+
+def _publishes(schedule: pd.DataFrame, events_df: pd.DataFrame) -> pd.DataFrame:
+    """One row per scheduled message with the times its publisher logged (NaN where it logged none)."""
+    wide = {}
+    for kind, column in (("intent", "intent_ns"), ("publish", "publish_ns")):
+        rows = events_df[events_df["kind"] == kind]
+        duplicated = rows[rows.duplicated("msg_hash", keep=False)]
+        if not duplicated.empty:
+            raise LogError(f"message {duplicated['msg_hash'].iloc[0]} has more than one '{kind}' record")
+        wide[column] = rows.set_index("msg_hash")[["time_ns", "host"]].rename(
+            columns={"time_ns": column, "host": column + "_host"}
+        )
+    table = schedule.join(wide["intent_ns"], on="msg_hash").join(wide["publish_ns"], on="msg_hash")
+    # An nwaku without the proof-generation patch logs no intent: there intent is the publish itself.
+    table["intent_logged"] = table["intent_ns"].notna()
+    table["intent_ns"] = table["intent_ns"].fillna(table["publish_ns"])
+    table["publish_host"] = table["publish_ns_host"].fillna(table["intent_ns_host"])
+    return table.drop(columns=["intent_ns_host", "publish_ns_host"])

@@ -1,0 +1,56 @@
+"""What the Snakemake rules need from the library: the study, its runs and their paths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import config as cfg
+from .config import MACHINE_SECTIONS, Study
+from .errors import ConfigError
+
+DEFAULT_STUDY = cfg.REPO_ROOT / "configs" / "default.yaml"
+LOCAL_CONFIG = cfg.REPO_ROOT / "local.yaml"
+
+
+def read_local(path: Path = LOCAL_CONFIG) -> dict:
+    """The untracked machine config: only the stack and resources sections belong there."""
+    if not path.exists():
+        return {}
+    local = cfg.read_yaml(path)
+    stray = sorted(set(local) - set(MACHINE_SECTIONS))
+    if stray:
+        raise ConfigError(
+            f"{path}: only {', '.join(MACHINE_SECTIONS)} belong in the local config; "
+            f"move '{stray[0]}' into the study config"
+        )
+    return local
+
+
+def study_from_snakemake(snakemake_config: dict, local_path: Path = LOCAL_CONFIG) -> Study:
+    """The study Snakemake was given (--configfile / --config), or configs/default.yaml without one."""
+    given = dict(snakemake_config)
+    source = "the Snakemake config"
+    if "study" not in given:
+        given = cfg.merge(cfg.read_yaml(DEFAULT_STUDY), given)
+        source = str(DEFAULT_STUDY.relative_to(cfg.REPO_ROOT))
+    return cfg.resolve(cfg.merge(read_local(local_path), given), source=source)
+
+
+def study_dir(study: Study) -> Path:
+    return Path(study.resources.results_dir) / study.name
+
+
+def run_dir(study: Study, run_id: str) -> Path:
+    return study_dir(study) / "runs" / run_id
+
+
+def run_config(study: Study, size_bytes: int) -> dict:
+    """The resolved config of one run: the study's, with only this run's message size."""
+    resolved = cfg.merge(study.resolved, {})
+    resolved["traffic"]["message_sizes"] = [size_bytes]
+    return resolved
+
+
+def run_config_json(study: Study, run_id: str) -> str:
+    return json.dumps(run_config(study, study.size_of_run(run_id)), sort_keys=True)

@@ -1,0 +1,63 @@
+"""The short markdown report of a study."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from . import stats
+from .config import Study, load
+from .runner import read_stats
+from .units import human_size, shadow_bandwidth, shadow_time
+
+
+def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figure: Path) -> str:
+    gs = study.gossipsub.effective()
+    lines = [
+        f"# {study.name}",
+        "",
+        f"{study.nodes} nwaku nodes in Shadow, each dialling {study.peers_per_node} random peers; "
+        f"one-way latency {shadow_time(study.latency_ns)}, {shadow_bandwidth(study.bandwidth_up_bps)} up / "
+        f"{shadow_bandwidth(study.bandwidth_down_bps)} down, packet loss {study.packet_loss}; "
+        f"gossipsub D={gs['d']} (D_low={gs['d_low']}, D_high={gs['d_high']}, D_lazy={gs['d_lazy']}).",
+        f"{study.publishers} publishers x {study.messages_per_publisher} messages per size, after "
+        f"{study.warmup_messages} warm-up messages (excluded), one every {shadow_time(study.interval_ns)}; "
+        f"L_g = {study.rln.proof_generation_ns / 1e6:g} ms, L_v = {study.rln.verification_ns / 1e6:g} ms "
+        f"+ {study.rln.verification_ns_per_byte:g} ns/byte. Seed {study.seed}.",
+        "",
+        "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
+        "",
+        stats.to_markdown(summary),
+        f"![latency distributions]({figure})",
+        "",
+        "## Runs",
+        "",
+        "| run | size | wall time | peak memory | receipts | validation |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for run_dir in run_dirs:
+        run_stats = read_stats(run_dir)
+        checks = json.loads((run_dir / "validation.json").read_text())
+        (size,) = load(run_dir / "config.yaml").message_sizes
+        lines.append(
+            f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
+            f"{run_stats.peak_memory_bytes / 2**30:.1f} GiB | {checks['counts']['receipts']} / "
+            f"{checks['counts']['receipts_expected']} | {'passed' if checks['passed'] else 'FAILED'} |"
+        )
+    provenance = json.loads((run_dirs[0] / "provenance.json").read_text())
+    nwaku = provenance["nwaku"]
+    lines += [
+        "",
+        "## Provenance",
+        "",
+        f"- waku-shadow {provenance['waku_shadow']}",
+        f"- {provenance['shadow']}",
+        f"- nwaku {nwaku['nwaku_tag']}, patch set {nwaku.get('patch_set', 'n/a')}, "
+        f"wakunode2 sha256 {nwaku['binary_sha256'][:16]}…",
+        f"- config sha256 {provenance['config_sha256_12']}; each run folder holds its config.yaml, "
+        "shadow.yaml, network.gml, identities, links, schedule and provenance.json",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,192 @@
+"""Running Shadow under a memory guard, recording wall time, peak memory and progress.
+
+Peak memory is measured system-wide, as the largest fall of the kernel's
+MemAvailable below its value when the run started: it counts Shadow, every
+managed nwaku process and the shared memory between them once, and it is the
+number that decides whether the machine runs out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .errors import RunError
+from .shadow_config import SHADOW_CONFIG, SHADOW_DATA
+
+GIB = 1024**3
+PROGRESS = re.compile(r"simulated: (?P<now>[\d:.]+)/(?P<end>[\d:.]+)")
+FAILED_PROCESS = re.compile(
+    r"process '(?P<process>[^']+)' exited with status (?P<status>[^;]+); "
+    r"expected end state was (?P<expected>.+?) but was (?P<actual>.+)$"
+)
+RUN_STATS = "run_stats.json"
+ATTEMPTS = "simulation_attempts.jsonl"  # every attempt, kept when a failed job's outputs are removed
+SHADOW_STDOUT = "shadow.log"
+SHADOW_STDERR = "shadow.stderr"
+
+
+@dataclass
+class RunStats:
+    status: str  # "completed", "failed" or "stopped by memory guard"
+    wall_seconds: float
+    peak_memory_bytes: int
+    min_available_bytes: int
+    memory_floor_bytes: int
+    simulated_reached: str
+    simulated_end: str
+    shadow_exit_code: int | None
+    failed_processes: list[dict]
+
+    def write(self, run_dir: Path) -> None:
+        (run_dir / RUN_STATS).write_text(json.dumps(asdict(self), indent=2) + "\n")
+        with (run_dir / ATTEMPTS).open("a") as attempts:
+            attempts.write(json.dumps(asdict(self)) + "\n")
+
+
+def read_stats(run_dir: Path) -> RunStats:
+    return RunStats(**json.loads((run_dir / RUN_STATS).read_text()))
+
+
+def mem_available_bytes() -> int:
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    raise RunError("cannot read MemAvailable from /proc/meminfo")
+
+
+def _gib(n: int) -> str:
+    return f"{n / GIB:.1f} GiB"
+
+
+class _ProgressReader(threading.Thread):
+    """Copies Shadow's stderr to a file and our stderr, remembering the latest simulated time."""
+
+    def __init__(self, stream, sink: Path, echo: bool):
+        super().__init__(daemon=True)
+        self.stream, self.sink, self.echo = stream, sink, echo
+        self.simulated_now, self.simulated_end = "00:00:00.000", "?"
+
+    def run(self) -> None:
+        with self.sink.open("w") as out:
+            for raw in iter(self.stream.readline, b""):
+                line = raw.decode(errors="replace")
+                out.write(line)
+                out.flush()
+                if self.echo:
+                    sys.stderr.write(line)
+                match = PROGRESS.search(line)
+                if match:
+                    self.simulated_now, self.simulated_end = match["now"], match["end"]
+
+
+def failed_processes(shadow_log: Path) -> list[dict]:
+    failures = []
+    if shadow_log.exists():
+        with shadow_log.open(errors="replace") as log:
+            for line in log:
+                match = FAILED_PROCESS.search(line.rstrip())
+                if match:
+                    failures.append(match.groupdict())
+    return failures
+
+
+def run(
+    shadow_binary: str,
+    run_dir: Path,
+    memory_floor_bytes: int,
+    poll_interval_s: float = 0.5,
+    echo_progress: bool = True,
+) -> RunStats:
+    """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly."""
+    if shutil.which(shadow_binary) is None:
+        raise RunError(f"Shadow binary not found or not executable: {shadow_binary}")
+    shutil.rmtree(run_dir / SHADOW_DATA, ignore_errors=True)
+
+    baseline_available = mem_available_bytes()
+    if baseline_available <= memory_floor_bytes:
+        raise RunError(
+            f"only {_gib(baseline_available)} of memory is available before the run, "
+            f"at or below the memory floor of {_gib(memory_floor_bytes)}"
+        )
+    min_available = baseline_available
+    started = time.monotonic()
+    with (run_dir / SHADOW_STDOUT).open("wb") as stdout:
+        process = subprocess.Popen(
+            [shadow_binary, "--progress", "true", SHADOW_CONFIG],
+            cwd=run_dir,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        reader = _ProgressReader(process.stderr, run_dir / SHADOW_STDERR, echo_progress)
+        reader.start()
+        guard_tripped = False
+        while process.poll() is None:
+            available = mem_available_bytes()
+            min_available = min(min_available, available)
+            if available < memory_floor_bytes:
+                guard_tripped = True
+                _stop(process)
+                break
+            time.sleep(poll_interval_s)
+        process.wait()
+        reader.join(timeout=10)
+
+    stats = RunStats(
+        status="completed",
+        wall_seconds=round(time.monotonic() - started, 3),
+        peak_memory_bytes=baseline_available - min_available,
+        min_available_bytes=min_available,
+        memory_floor_bytes=memory_floor_bytes,
+        simulated_reached=reader.simulated_now,
+        simulated_end=reader.simulated_end,
+        shadow_exit_code=process.returncode,
+        failed_processes=failed_processes(run_dir / SHADOW_STDOUT),
+    )
+    if guard_tripped:
+        stats.status = "stopped by memory guard"
+        stats.write(run_dir)
+        raise RunError(
+            f"memory guard stopped Shadow at simulated time {reader.simulated_now} of "
+            f"{reader.simulated_end}: available memory fell below the floor of "
+            f"{_gib(memory_floor_bytes)} (the run had taken {_gib(stats.peak_memory_bytes)}, "
+            f"{stats.wall_seconds:.0f} s wall); lower network.nodes or the message size, "
+            f"or lower resources.memory_floor if the machine can spare it"
+        )
+    if process.returncode != 0:
+        stats.status = "failed"
+        stats.write(run_dir)
+        detail = "; ".join(
+            f"{f['process']}: expected {f['expected']}, was {f['actual']}" for f in stats.failed_processes[:10]
+        )
+        more = len(stats.failed_processes) - 10
+        raise RunError(
+            f"Shadow exited with code {process.returncode} at simulated time {reader.simulated_now}"
+            + (f"; {len(stats.failed_processes)} processes ended in an unexpected state: {detail}" if detail else "")
+            + (f" (and {more} more)" if more > 0 else "")
+            + f"; see {run_dir / SHADOW_STDOUT}"
+        )
+    stats.write(run_dir)
+    return stats
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Stop Shadow and every process it manages (they share its session)."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

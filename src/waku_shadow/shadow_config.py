@@ -1,0 +1,172 @@
+"""Rendering one run's folder: network graph, identities, links, schedule and shadow.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from . import identities as ids
+from . import nwaku, schedule, topology
+from .config import Study
+from .units import shadow_bandwidth, shadow_time
+
+SHADOW_CONFIG = "shadow.yaml"
+NETWORK_GRAPH = "network.gml"
+SHADOW_DATA = "shadow.data"
+REST_PUBLISH_PATH = "/relay/v1/auto/messages"
+MIN_MAX_MSG_SIZE = 150 * 1024  # nwaku's default maximum message size
+MSG_SIZE_HEADROOM = 16 * 1024  # room for the WakuMessage fields around the payload
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    study: Study
+    size_bytes: int
+    identities: list[ids.Identity]
+    topology: topology.Topology
+    messages: list[schedule.Message]
+
+    @property
+    def publishers(self) -> set[int]:
+        return {m.publisher for m in self.messages}
+
+
+def plan(study: Study, size_bytes: int) -> RunPlan:
+    return RunPlan(
+        study=study,
+        size_bytes=size_bytes,
+        identities=ids.generate(study.nodes, study.seed),
+        topology=topology.random_dials(study.nodes, study.peers_per_node, study.seed),
+        messages=schedule.build(study, size_bytes),
+    )
+
+
+def gml(study: Study) -> str:
+    """One network node every host attaches to; its self-loop carries the study's latency and loss.
+
+    Shadow's GML parser wants one attribute per line.
+    """
+    return "\n".join(
+        [
+            "graph [",
+            "  directed 0",
+            "  node [",
+            "    id 0",
+            f'    host_bandwidth_down "{shadow_bandwidth(study.bandwidth_down_bps)}"',
+            f'    host_bandwidth_up "{shadow_bandwidth(study.bandwidth_up_bps)}"',
+            "  ]",
+            "  edge [",
+            "    source 0",
+            "    target 0",
+            f'    latency "{shadow_time(study.latency_ns)}"',
+            f"    packet_loss {study.packet_loss}",
+            "  ]",
+            "]",
+            "",
+        ]
+    )
+
+
+def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
+    study = run.study
+    in_degrees = run.topology.in_degrees()
+    connections = nwaku.max_connections(max(in_degrees), study.peers_per_node)
+    max_msg_size = max(MIN_MAX_MSG_SIZE, run.size_bytes + MSG_SIZE_HEADROOM)
+    env = nwaku.environment(study)
+    publish_url = f"http://127.0.0.1:{nwaku.REST_PORT}{REST_PUBLISH_PATH}"
+
+    hosts = {}
+    for me in run.identities:
+        static_peers = [run.identities[p] for p in run.topology.dials[me.index]]
+        processes = [
+            {
+                "path": wakunode2,
+                "args": nwaku.args(
+                    study,
+                    me,
+                    static_peers,
+                    rest=me.index in run.publishers,
+                    max_msg_size=max_msg_size,
+                    connections=connections,
+                ),
+                "environment": env,
+                "start_time": "0 s",
+                "expected_final_state": "running",
+            }
+        ]
+        for message in run.messages:
+            if message.publisher != me.index:
+                continue
+            body = (run_dir / "messages" / schedule.body_name(message)).resolve()
+            processes.append(
+                {
+                    "path": curl,
+                    "args": [
+                        "--silent",
+                        "--show-error",
+                        "--fail-with-body",
+                        "--max-time",
+                        "120",
+                        "--header",
+                        "Content-Type: application/json",
+                        "--data-binary",
+                        f"@{body}",
+                        publish_url,
+                    ],
+                    "start_time": shadow_time(message.publish_at_ns),
+                    "expected_final_state": {"exited": 0},
+                }
+            )
+        hosts[me.host] = {
+            "network_node_id": 0,
+            "ip_addr": me.ip,
+            "processes": processes,
+        }
+
+    general = {
+        "stop_time": shadow_time(study.stop_time_ns),
+        "seed": study.seed,
+        "parallelism": study.parallelism,
+        "progress": True,
+        "model_unblocked_syscall_latency": True,
+        "data_directory": SHADOW_DATA,
+    }
+    return {
+        "general": general,
+        "network": {"graph": {"type": "gml", "file": {"path": NETWORK_GRAPH}}},
+        "hosts": hosts,
+    }
+
+
+def identities_frame(run: RunPlan) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "host": [i.host for i in run.identities],
+            "ip": [i.ip for i in run.identities],
+            "peer_id": [i.peer_id for i in run.identities],
+            "short_peer_id": [i.short_peer_id for i in run.identities],
+            "nodekey": [i.nodekey for i in run.identities],
+            "publisher": [i.index in run.publishers for i in run.identities],
+        }
+    )
+
+
+def links_frame(run: RunPlan) -> pd.DataFrame:
+    hosts = [i.host for i in run.identities]
+    rows = [(hosts[a], hosts[b]) for a, peers in enumerate(run.topology.dials) for b in peers]
+    return pd.DataFrame(rows, columns=["dialer", "dialed"])
+
+
+def render(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> None:
+    """Write everything Shadow needs for this run into ``run_dir``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    hosts = [i.host for i in run.identities]
+    schedule.write(run.messages, hosts, run_dir)
+    identities_frame(run).to_csv(run_dir / "identities.csv", index=False)
+    links_frame(run).to_csv(run_dir / "links.csv", index=False)
+    (run_dir / NETWORK_GRAPH).write_text(gml(run.study))
+    config = shadow_yaml(run, run_dir, wakunode2, curl)
+    (run_dir / SHADOW_CONFIG).write_text(yaml.safe_dump(config, sort_keys=False, width=1000))

@@ -1,0 +1,85 @@
+"""The simulated stack's identity: which Shadow and which patched nwaku a run used."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+from .config import REPO_ROOT
+from .errors import StackError
+
+PATCH_DIR = REPO_ROOT / "nwaku-patches"
+IDENTITY = "identity.json"
+
+
+def patches() -> list[Path]:
+    """nwaku-patches/*.patch in the order they are applied."""
+    return sorted(PATCH_DIR.glob("*.patch"))
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def patch_set_hash(paths: list[Path]) -> str:
+    """One hash over the patch files' names and contents, in application order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def nwaku_build_name(tag: str, paths: list[Path]) -> str:
+    """Build folder name: changes exactly when the tag or a patch changes."""
+    return f"{tag}-patches-{patch_set_hash(paths)}"
+
+
+def nwaku_identity(tag: str, paths: list[Path] | None, binary: Path, built_from: str) -> dict:
+    """What a run records of its wakunode2; ``paths`` is None for a prebuilt binary of unknown patches."""
+    return {
+        "nwaku_tag": tag,
+        "patches": None if paths is None else [{"file": p.name, "sha256": file_sha256(p)} for p in paths],
+        "patch_set": "unknown (prebuilt binary)" if paths is None else patch_set_hash(paths),
+        "built_from": built_from,
+        "binary_sha256": file_sha256(binary),
+        "version": command_version([str(binary), "--version"]),
+    }
+
+
+def read_identity(path: Path) -> dict:
+    if not path.exists():
+        raise StackError(f"{path}: no nwaku build identity; was wakunode2 built by the workflow?")
+    return json.loads(path.read_text())
+
+
+def command_version(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        raise StackError(f"{command[0]}: not found") from None
+    except (PermissionError, OSError) as exc:
+        raise StackError(f"{command[0]}: cannot run it ({exc})") from None
+    text = (done.stdout or done.stderr).strip()
+    if done.returncode != 0:
+        raise StackError(f"{' '.join(command)} failed with exit code {done.returncode}: {text[:300]}")
+    return text.splitlines()[0] if text else ""
+
+
+def project_version() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except FileNotFoundError:
+        return "unknown (no git)"
+    return done.stdout.strip() or "unknown (not a git checkout)"

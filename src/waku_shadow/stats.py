@@ -1,0 +1,39 @@
+"""Latency statistics per message size, warm-up messages excluded."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .units import human_size
+
+SUMMARY_COLUMNS = ["size_bytes", "count", "min", "mean", "p50", "p95", "max"]
+
+
+def latency_summary(receipts: pd.DataFrame) -> pd.DataFrame:
+    """count, min, mean, p50, p95 and max of latency in ms per size.
+
+    Percentiles interpolate linearly between order statistics (numpy's default).
+    """
+    measured = receipts[~receipts["warmup"].astype(bool)]
+    grouped = measured.groupby("size_bytes")["latency_ms"]
+    summary = pd.DataFrame(
+        {
+            "count": grouped.size(),
+            "min": grouped.min(),
+            "mean": grouped.mean(),
+            "p50": grouped.quantile(0.50),
+            "p95": grouped.quantile(0.95),
+            "max": grouped.max(),
+        }
+    ).reset_index()
+    return summary[SUMMARY_COLUMNS].sort_values("size_bytes", ignore_index=True)
+
+
+def to_markdown(summary: pd.DataFrame) -> str:
+    header = "| size | count | min (ms) | mean (ms) | p50 (ms) | p95 (ms) | max (ms) |"
+    rule = "|---|---:|---:|---:|---:|---:|---:|"
+    rows = [
+        f"| {human_size(int(r.size_bytes))} | {int(r.count)} | {r.min:.1f} | {r.mean:.1f} | {r.p50:.1f} | {r.p95:.1f} | {r.max:.1f} |"
+        for r in summary.itertuples()
+    ]
+    return "\n".join([header, rule, *rows]) + "\n"

@@ -1,0 +1,146 @@
+"""Checks every run must pass before its numbers are used."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import ValidationError
+from .runner import RunStats
+
+VALIDATION = "validation.json"
+VALIDATION_FAILED = "validation.failed.json"
+SHOWN = 10
+
+
+@dataclass
+class Report:
+    run: str
+    checks: dict[str, str] = field(default_factory=dict)  # check -> "ok" or what is wrong
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> dict[str, str]:
+        return {name: text for name, text in self.checks.items() if text != "ok"}
+
+    def write(self, run_dir: Path) -> Path:
+        """validation.json when every check passed, validation.failed.json otherwise."""
+        passed = not self.problems
+        data = {"run": self.run, "passed": passed, "checks": self.checks, "counts": self.counts}
+        path = run_dir / (VALIDATION if passed else VALIDATION_FAILED)
+        (run_dir / (VALIDATION_FAILED if passed else VALIDATION)).unlink(missing_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        return path
+
+
+def _listing(items: list, total: int | None = None) -> str:
+    total = len(items) if total is None else total
+    shown = ", ".join(str(i) for i in items[:SHOWN])
+    return shown + (f" and {total - SHOWN} more" if total > SHOWN else "")
+
+
+def check(
+    run: str,
+    stats: RunStats,
+    hosts: list[str],
+    schedule: pd.DataFrame,
+    publishes: pd.DataFrame,
+    receipts: pd.DataFrame,
+) -> Report:
+    report = Report(run)
+    expected_messages = len(schedule)
+    report.counts = {
+        "nodes": len(hosts),
+        "messages_scheduled": expected_messages,
+        "messages_published": int(publishes["publish_ns"].notna().sum()),
+        "receipts_expected": (len(hosts) - 1) * expected_messages,
+        "receipts": len(receipts),
+    }
+
+    if stats.status != "completed" or stats.failed_processes:
+        failed = [f"{f['process']} ({f['actual']})" for f in stats.failed_processes]
+        report.checks["processes"] = (
+            f"Shadow run {stats.status} with exit code {stats.shadow_exit_code}"
+            + (f"; processes not in their expected final state: {_listing(failed)}" if failed else "")
+        )
+    else:
+        report.checks["processes"] = "ok"
+
+    unpublished = publishes[publishes["publish_ns"].isna()]
+    wrong_host = publishes[publishes["publish_ns"].notna() & (publishes["publish_host"] != publishes["publisher"])]
+    if not unpublished.empty:
+        report.checks["publishes"] = (
+            f"{len(unpublished)} of {expected_messages} scheduled messages were never published: "
+            + _listing([f"message {m} by {p}" for m, p in zip(unpublished["message"], unpublished["publisher"])])
+        )
+    elif not wrong_host.empty:
+        report.checks["publishes"] = "messages published by a host other than the scheduled one: " + _listing(
+            [f"message {m}: {h} instead of {p}" for m, h, p in zip(wrong_host["message"], wrong_host["publish_host"], wrong_host["publisher"])]
+        )
+    else:
+        report.checks["publishes"] = "ok"
+
+    intents = publishes["intent_logged"]
+    if intents.any() and not intents.all():
+        missing = publishes.loc[~intents, "message"].tolist()
+        report.checks["intent records"] = f"messages published without an intent record: {_listing(missing)}"
+    else:
+        report.checks["intent records"] = "ok"
+
+    report.checks["receipts"] = _receipts_check(hosts, schedule, receipts)
+
+    unknown_from = receipts[receipts["from_host"].isna()]
+    report.checks["from peers"] = (
+        "ok"
+        if unknown_from.empty
+        else f"{len(unknown_from)} receipts name a from_peer_id of no node: {_listing(sorted(set(unknown_from['from_peer'])))}"
+    )
+
+    sizes = receipts["payload_bytes"] != receipts["size_bytes"]
+    report.checks["payload sizes"] = (
+        "ok" if not sizes.any() else f"{int(sizes.sum())} receipts carry a payload of another size than scheduled"
+    )
+
+    negative = receipts[(receipts["latency_ms"] < 0) | (receipts["received_ns"] < receipts["publish_ns"])]
+    report.checks["latency"] = (
+        "ok"
+        if negative.empty
+        else f"{len(negative)} receipts arrive before their message was published: "
+        + _listing([f"{r} got message {m}" for r, m in zip(negative["receiver"], negative["message"])])
+    )
+    return report
+
+
+def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataFrame) -> str:
+    expected = pd.MultiIndex.from_tuples(
+        [(m, h) for m, p in zip(schedule["message"], schedule["publisher"]) for h in hosts if h != p],
+        names=["message", "receiver"],
+    )
+    got = pd.MultiIndex.from_frame(receipts[["message", "receiver"]])
+    duplicated = got[got.duplicated()]
+    missing = expected.difference(got)
+    unexpected = got.difference(expected)
+    problems = []
+    if len(missing):
+        by_message = pd.Series(missing.get_level_values("message")).value_counts().sort_index()
+        problems.append(
+            f"{len(missing)} of {len(expected)} receipts missing ("
+            + _listing([f"message {m}: {n} receivers" for m, n in by_message.items()])
+            + "); first missing: "
+            + _listing([f"{r} never got message {m}" for m, r in missing])
+        )
+    if len(duplicated):
+        problems.append(f"{len(duplicated)} duplicate receipts: " + _listing([f"{r} got message {m} twice" for m, r in duplicated]))
+    if len(unexpected):
+        problems.append(f"{len(unexpected)} receipts by a message's own publisher: " + _listing([f"{r}, message {m}" for m, r in unexpected]))
+    return "; ".join(problems) or "ok"
+
+
+def require(report: Report, run_dir: Path) -> None:
+    written = report.write(run_dir)
+    if report.problems:
+        lines = [f"  {name}: {text}" for name, text in report.problems.items()]
+        raise ValidationError(f"run {report.run} failed validation ({written}):\n" + "\n".join(lines))

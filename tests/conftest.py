@@ -1,0 +1,22 @@
+from pathlib import Path
+
+import pytest
+
+from waku_shadow import config as cfg
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "configs"
+RECORDED = REPO / "tests" / "data"
+
+
+@pytest.fixture
+def small_study():
+    """A 12-node study resolved from a config mapping, as the workflow resolves one."""
+    return cfg.resolve(
+        {
+            "study": "unit",
+            "seed": 7,
+            "network": {"nodes": 12, "peers_per_node": 3, "latency": "50 ms"},
+            "traffic": {"publishers": 3, "messages_per_publisher": 2, "message_sizes": ["2 KB", "25 KB"]},
+        }
+    )

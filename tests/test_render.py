@@ -1,0 +1,119 @@
+import base64
+import json
+import re
+
+import pandas as pd
+import pytest
+import yaml
+
+from waku_shadow import nwaku, schedule, shadow_config
+
+
+def test_gml_has_one_attribute_per_line(small_study):
+    text = shadow_config.gml(small_study)
+    assert 'latency "50 ms"' in text and 'host_bandwidth_up "100 Mbit"' in text
+    for line in text.splitlines():
+        stripped = line.strip()
+        # a line opens/closes a block or holds exactly one "key value" pair
+        assert stripped in ("graph [", "node [", "edge [", "]") or re.fullmatch(r"\w+ (\"[^\"]*\"|[\d.]+)", stripped), line
+
+
+def test_schedule_warmup_first_round_robin(small_study):
+    messages = schedule.build(small_study, 2000)
+    assert [m.warmup for m in messages] == [True, True] + [False] * 6
+    publishers = sorted({m.publisher for m in messages})
+    assert len(publishers) == 3
+    assert [m.publisher for m in messages[2:5]] == [messages[2].publisher, messages[3].publisher, messages[4].publisher]
+    assert len({m.msg_hash for m in messages}) == 8
+    assert all(len(m.payload) == 2000 for m in messages)
+    assert messages[1].publish_at_ns - messages[0].publish_at_ns == small_study.interval_ns
+
+
+def test_rest_body_carries_the_hashed_fields(small_study):
+    message = schedule.build(small_study, 2000)[0]
+    body = json.loads(message.rest_body())
+    payload = base64.b64decode(body["payload"])
+    assert nwaku.message_hash(nwaku.PUBSUB_TOPIC, payload, body["contentTopic"], body["timestamp"]) == message.msg_hash
+    assert body["timestamp"] == nwaku.SIMULATION_EPOCH_NS + small_study.bootstrap_ns
+
+
+@pytest.mark.parametrize(
+    "meta, expected",
+    [
+        (b"", "0xcccab07fed94181c83937c8ca8340c9108492b7ede354a6d95421ad34141fd37"),
+        (b"super-secret", "0xb9b4852f9d8c489846e8bfc6c5ca6a1a8d460a40d28832a966e029eb39619199"),
+    ],
+)
+def test_message_hash_matches_nwaku_vectors(meta, expected):
+    # nwaku v0.36.0 tests/waku_core/test_message_digest.nim (RFC 14 deterministic hashing)
+    digest = nwaku.message_hash(
+        "/waku/2/rs/0/0",
+        bytes.fromhex("010203045445535405060708"),
+        "/waku/2/default-content/proto",
+        0x175789BFA23F8400,
+        meta=meta,
+    )
+    assert digest == expected
+
+
+def test_render_writes_a_self_describing_run(small_study, tmp_path):
+    run = shadow_config.plan(small_study, 25000)
+    shadow_config.render(run, tmp_path, "/opt/nwaku/wakunode2", "/usr/bin/curl")
+    config = yaml.safe_load((tmp_path / "shadow.yaml").read_text())
+
+    assert config["general"]["stop_time"] == "58 s"
+    assert config["network"]["graph"] == {"type": "gml", "file": {"path": "network.gml"}}
+    hosts = config["hosts"]
+    assert len(hosts) == 12
+    ips = {h["ip_addr"] for h in hosts.values()}
+    assert len(ips) == 12
+
+    identities = pd.read_csv(tmp_path / "identities.csv")
+    links = pd.read_csv(tmp_path / "links.csv")
+    assert len(links) == 12 * 3
+    publishers = set(identities.loc[identities["publisher"], "host"])
+    assert len(publishers) == 3
+
+    for name, host in hosts.items():
+        node, *publishes = host["processes"]
+        assert node["expected_final_state"] == "running"
+        args = node["args"]
+        static = [a.split("=", 1)[1] for a in args if a.startswith("--staticnode=")]
+        dialled = set(links.loc[links["dialer"] == name, "dialed"])
+        peer_ids = dict(zip(identities["host"], identities["peer_id"]))
+        ip_of = dict(zip(identities["host"], identities["ip"]))
+        assert static == [nwaku.multiaddr_of(ip_of[d], peer_ids[d]) for d in links.loc[links["dialer"] == name, "dialed"]]
+        assert len(dialled) == 3
+        assert ("--rest=true" in args) == (name in publishers)
+        for off in ("--discv5-discovery=false", "--dns-discovery=false", "--peer-exchange=false",
+                    "--metrics-server=false", "--store=false", "--log-format=JSON"):
+            assert off in args
+        assert node["environment"]["WAKU_SIM_PROOF_GENERATION_DELAY_NS"] == "150000000"
+        assert node["environment"]["WAKU_SIM_VALIDATION_DELAY_NS"] == "12000000"
+        assert "WAKU_SIM_GOSSIPSUB_D" not in node["environment"]
+        for publish in publishes:
+            assert name in publishers
+            assert publish["path"] == "/usr/bin/curl"
+            assert publish["expected_final_state"] == {"exited": 0}
+            body = publish["args"][publish["args"].index("--data-binary") + 1]
+            assert (tmp_path / body.removeprefix("@").split("/")[-2] / body.split("/")[-1]).exists()
+
+    sched = pd.read_csv(tmp_path / "schedule.csv")
+    starts = sorted(p["start_time"] for h in hosts.values() for p in h["processes"][1:])
+    assert len(starts) == len(sched) == 8
+    assert int(sched["scheduled_ns"].iloc[0]) == 20 * 10**9
+
+
+def test_gossipsub_degree_reaches_the_nodes(small_study, tmp_path):
+    from waku_shadow import config as cfg
+
+    study = cfg.resolve(cfg.merge(small_study.resolved, {"gossipsub": {"d": 8, "d_high": 12}}))
+    env = nwaku.environment(study)
+    assert env["WAKU_SIM_GOSSIPSUB_D"] == "8" and env["WAKU_SIM_GOSSIPSUB_D_HIGH"] == "12"
+    assert "WAKU_SIM_GOSSIPSUB_D_LOW" not in env
+
+
+def test_connection_limit_admits_every_inbound_link():
+    limit = nwaku.max_connections(max_in_degree=45, max_out_degree=25)
+    relay = -(-limit * 6 // 10)
+    assert relay - relay // 3 >= 45

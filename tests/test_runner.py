@@ -1,0 +1,74 @@
+"""The Shadow runner and its memory guard, driven by a stand-in for the shadow binary."""
+
+import itertools
+import json
+import textwrap
+
+import pytest
+
+from waku_shadow import runner
+from waku_shadow.errors import RunError
+
+GIB = 1024**3
+
+
+def fake_shadow(tmp_path, body: str):
+    """An executable that behaves like shadow for the runner: progress on stderr, logs on stdout."""
+    script = tmp_path / "fake-shadow"
+    script.write_text("#!/usr/bin/env python3\nimport sys, time\n" + textwrap.dedent(body))
+    script.chmod(0o755)
+    (tmp_path / "shadow.yaml").write_text("general: {}\n")
+    return str(script)
+
+
+PROGRESS = 'print("Progress: {p}% \u2014 simulated: {t}/00:01:00, realtime: 00:00:01, processes failed: 0", file=sys.stderr, flush=True)'
+
+
+def test_completed_run_records_stats(tmp_path, monkeypatch):
+    shadow = fake_shadow(tmp_path, PROGRESS.format(p=50, t="00:00:30.000") + "\n" + PROGRESS.format(p=100, t="00:01:00.000") + "\n")
+    levels = itertools.chain([10 * GIB, 9 * GIB, 7 * GIB], itertools.repeat(8 * GIB))
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+    assert stats.status == "completed"
+    assert stats.simulated_reached == "00:01:00.000"
+    assert stats.peak_memory_bytes >= 3 * GIB - 1
+    assert json.loads((tmp_path / "run_stats.json").read_text())["status"] == "completed"
+    assert "simulated: 00:00:30.000" in (tmp_path / "shadow.stderr").read_text()
+
+
+def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
+    shadow = fake_shadow(tmp_path, PROGRESS.format(p=12, t="00:00:07.250") + "\ntime.sleep(60)\n")
+    levels = itertools.chain([20 * GIB] * 30, itertools.repeat(1 * GIB))
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    with pytest.raises(RunError) as error:
+        runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+    text = str(error.value)
+    assert "memory guard stopped Shadow at simulated time 00:00:07.250 of 00:01:00" in text
+    assert "below the floor of 2.0 GiB" in text and "the run had taken 19.0 GiB" in text
+    assert json.loads((tmp_path / "run_stats.json").read_text())["status"] == "stopped by memory guard"
+
+
+def test_refuses_to_start_below_the_floor(tmp_path, monkeypatch):
+    shadow = fake_shadow(tmp_path, "")
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 1 * GIB)
+    with pytest.raises(RunError, match="only 1.0 GiB of memory is available before the run"):
+        runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB)
+
+
+def test_failed_processes_are_named(tmp_path):
+    # Shadow's own error line for a managed process that died (shadow 3.3 process.rs)
+    line = (
+        "00:00:31.101537 [2211:shadow-worker] 00:00:20.151000000 [ERROR] [node0007:10.0.0.8] "
+        "[process.rs:1557] [shadow_rs::host::process] process 'node0007.wakunode2.1000' exited with "
+        "status Signaled(SIGSEGV); expected end state was running but was {\"signaled\":\"SIGSEGV\"}"
+    )
+    shadow = fake_shadow(tmp_path, f"print({line!r})\nsys.exit(1)\n")
+    with pytest.raises(RunError) as error:
+        runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
+    assert "node0007.wakunode2.1000: expected running, was {\"signaled\":\"SIGSEGV\"}" in str(error.value)
+    assert runner.read_stats(tmp_path).failed_processes[0]["process"] == "node0007.wakunode2.1000"
+
+
+def test_missing_shadow_binary(tmp_path):
+    with pytest.raises(RunError, match="Shadow binary not found or not executable: /nonexistent/shadow"):
+        runner.run("/nonexistent/shadow", tmp_path, memory_floor_bytes=0)

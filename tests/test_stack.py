@@ -1,0 +1,66 @@
+"""A tiny study end to end on the real Shadow and nwaku, when this machine has them.
+
+The binaries are found the way the workflow finds them: local.yaml's
+stack.shadow.binary, and stack.nwaku.binary or a wakunode2 the workflow built
+for the current patches. Without them the test is skipped, saying why.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from waku_shadow import pipeline, stack
+
+from conftest import REPO
+
+pytestmark = pytest.mark.stack
+
+
+def configured_binaries():
+    local = pipeline.read_local()
+    stack_cfg = local.get("stack", {})
+    shadow = (stack_cfg.get("shadow") or {}).get("binary")
+    if not shadow or not shutil.which(shadow):
+        return None, f"no Shadow binary configured (stack.shadow.binary in {pipeline.LOCAL_CONFIG.name})"
+    nwaku = (stack_cfg.get("nwaku") or {}).get("binary")
+    if nwaku:
+        return (shadow, nwaku), None if shutil.which(nwaku) else f"stack.nwaku.binary {nwaku} is not executable"
+    build_dir = Path((local.get("resources") or {}).get("build_dir", "build"))
+    tag = (stack_cfg.get("nwaku") or {}).get("tag", "v0.36.0")
+    built = REPO / build_dir / "nwaku" / stack.nwaku_build_name(tag, stack.patches()) / "wakunode2"
+    if not built.exists():
+        return None, f"no wakunode2 built for the current patches ({built.relative_to(REPO)}); run the workflow once"
+    return (shadow, None), None
+
+
+def test_tiny_study_end_to_end(tmp_path):
+    binaries, reason = configured_binaries()
+    if binaries is None or reason:
+        pytest.skip(reason)
+    study = {
+        "study": "stack-test",
+        "seed": 3,
+        "network": {"nodes": 8, "peers_per_node": 3, "latency": "50 ms"},
+        "traffic": {"publishers": 2, "messages_per_publisher": 1, "message_sizes": ["2 KB"], "interval": "2 s", "warmup_messages": 1},
+        "shadow": {"bootstrap": "10 s", "drain": "5 s"},
+        "resources": {"results_dir": str(tmp_path / "results")},
+    }
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(study))
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = pd.read_csv(tmp_path / "results" / "stack-test" / "latency_summary.csv")
+    assert list(summary["count"]) == [2 * 7]
+    # L_g + one hop (50 ms) + L_v is the least any receipt can take
+    assert summary["min"].iloc[0] >= 150 + 50 + 12
