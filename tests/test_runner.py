@@ -30,10 +30,16 @@ def test_completed_run_records_stats(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
     stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert stats.status == "completed"
-    assert stats.simulated_reached == "00:01:00.000"
+    assert stats.simulated_reached == "00:01:00"
     assert stats.peak_memory_bytes >= 3 * GIB - 1
     assert json.loads((tmp_path / "run_stats.json").read_text())["status"] == "completed"
     assert "simulated: 00:00:30.000" in (tmp_path / "shadow.stderr").read_text()
+
+
+HEARTBEAT = (
+    'print("00:03:55.001 [1:shadow] n/a [INFO] [n/a] [manager.rs:736] [shadow_rs::core::manager] '
+    'Process resource usage at simtime 21050118650 reported by getrusage(): ru_maxrss=0.531 GiB", flush=True)'
+)
 
 
 def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
@@ -46,6 +52,15 @@ def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
     assert "memory guard stopped Shadow at simulated time 00:00:07.250 of 00:01:00" in text
     assert "below the floor of 2.0 GiB" in text and "the run had taken 19.0 GiB" in text
     assert json.loads((tmp_path / "run_stats.json").read_text())["status"] == "stopped by memory guard"
+
+
+def test_memory_guard_reports_the_latest_heartbeat(tmp_path, monkeypatch):
+    """Progress lines come at growing intervals; Shadow's heartbeat in its log is fresher."""
+    shadow = fake_shadow(tmp_path, PROGRESS.format(p=8, t="00:00:07.250") + "\n" + HEARTBEAT + "\ntime.sleep(60)\n")
+    levels = itertools.chain([20 * GIB] * 50, itertools.repeat(1 * GIB))
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    with pytest.raises(RunError, match="at simulated time 00:00:21.050 of 00:01:00"):
+        runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
 
 
 def test_refuses_to_start_below_the_floor(tmp_path, monkeypatch):

@@ -26,7 +26,7 @@ def configured_binaries():
     stack_cfg = local.get("stack", {})
     shadow = (stack_cfg.get("shadow") or {}).get("binary")
     if not shadow or not shutil.which(shadow):
-        return None, f"no Shadow binary configured (stack.shadow.binary in {pipeline.LOCAL_CONFIG.name})"
+        return None, f"no Shadow binary configured (stack.shadow.binary in {pipeline.local_config_path()})"
     nwaku = (stack_cfg.get("nwaku") or {}).get("binary")
     if nwaku:
         return (shadow, nwaku), None if shutil.which(nwaku) else f"stack.nwaku.binary {nwaku} is not executable"

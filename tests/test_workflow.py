@@ -1,18 +1,23 @@
 """The Snakemake workflow's DAG, checked with dry runs (no Shadow or nwaku needed)."""
 
+import os
 import re
 import subprocess
 import sys
 
+from waku_shadow import pipeline
+
 from conftest import REPO
 
 def dry_run(*args, cwd=REPO):
+    """snakemake -n, blind to this machine's local.yaml."""
     done = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--cores", "2", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(cwd / "no-such-local.yaml")},
     )
     return done.returncode, done.stdout + done.stderr
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from . import config as cfg
@@ -10,11 +11,17 @@ from .config import MACHINE_SECTIONS, Study
 from .errors import ConfigError
 
 DEFAULT_STUDY = cfg.REPO_ROOT / "configs" / "default.yaml"
-LOCAL_CONFIG = cfg.REPO_ROOT / "local.yaml"
+LOCAL_CONFIG_ENV = "WAKU_SHADOW_LOCAL_CONFIG"
 
 
-def read_local(path: Path = LOCAL_CONFIG) -> dict:
+def local_config_path() -> Path:
+    """local.yaml at the repository root, or the file $WAKU_SHADOW_LOCAL_CONFIG names."""
+    return Path(os.environ.get(LOCAL_CONFIG_ENV, cfg.REPO_ROOT / "local.yaml"))
+
+
+def read_local(path: Path | None = None) -> dict:
     """The untracked machine config: only the stack and resources sections belong there."""
+    path = path or local_config_path()
     if not path.exists():
         return {}
     local = cfg.read_yaml(path)
@@ -27,7 +34,7 @@ def read_local(path: Path = LOCAL_CONFIG) -> dict:
     return local
 
 
-def study_from_snakemake(snakemake_config: dict, local_path: Path = LOCAL_CONFIG) -> Study:
+def study_from_snakemake(snakemake_config: dict, local_path: Path | None = None) -> Study:
     """The study Snakemake was given (--configfile / --config), or configs/default.yaml without one."""
     given = dict(snakemake_config)
     source = "the Snakemake config"

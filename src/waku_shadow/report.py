@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import stats
+from . import paper, stats
 from .config import Study, load
 from .runner import read_stats
 from .units import human_size, shadow_bandwidth, shadow_time
@@ -32,6 +32,15 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figu
         stats.to_markdown(summary),
         f"![latency distributions]({figure})",
         "",
+    ]
+    comparison = paper.table5_comparison(summary)
+    if not comparison.empty:
+        lines += [
+            "## Beside the paper's single-host study (Table 5, ms: paper / ours, and ours ÷ paper)",
+            "",
+            paper.table5_markdown(comparison),
+        ]
+    lines += [
         "## Runs",
         "",
         "| run | size | wall time | peak memory | receipts | validation |",

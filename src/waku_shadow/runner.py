@@ -25,6 +25,7 @@ from .shadow_config import SHADOW_CONFIG, SHADOW_DATA
 
 GIB = 1024**3
 PROGRESS = re.compile(r"simulated: (?P<now>[\d:.]+)/(?P<end>[\d:.]+)")
+HEARTBEAT = re.compile(rb"at simtime (\d+)")  # Shadow's per-second resource usage lines
 FAILED_PROCESS = re.compile(
     r"process '(?P<process>[^']+)' exited with status (?P<status>[^;]+); "
     r"expected end state was (?P<expected>.+?) but was (?P<actual>.+)$"
@@ -88,6 +89,31 @@ class _ProgressReader(threading.Thread):
                 match = PROGRESS.search(line)
                 if match:
                     self.simulated_now, self.simulated_end = match["now"], match["end"]
+
+
+def _clock(ns: int) -> str:
+    seconds, rest = divmod(ns, 1_000_000_000)
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:{seconds:02d}.{rest // 1_000_000:03d}"
+
+
+def _parse_clock(text: str) -> int:
+    hours, minutes, seconds = text.split(":")
+    return round((int(hours) * 3600 + int(minutes) * 60 + float(seconds)) * 1e9)
+
+
+def latest_simulated_time(shadow_log: Path, progress: str) -> str:
+    """The later of Shadow's last progress line and the last heartbeat in its log."""
+    latest = _parse_clock(progress)
+    try:
+        with shadow_log.open("rb") as log:
+            log.seek(max(0, log.seek(0, 2) - 65536))
+            beats = HEARTBEAT.findall(log.read())
+    except OSError:
+        beats = []
+    if beats:
+        latest = max(latest, int(beats[-1]))
+    return _clock(latest)
 
 
 def failed_processes(shadow_log: Path) -> list[dict]:
@@ -156,9 +182,10 @@ def run(
     )
     if guard_tripped:
         stats.status = "stopped by memory guard"
+        stats.simulated_reached = latest_simulated_time(run_dir / SHADOW_STDOUT, reader.simulated_now)
         stats.write(run_dir)
         raise RunError(
-            f"memory guard stopped Shadow at simulated time {reader.simulated_now} of "
+            f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of "
             f"{reader.simulated_end}: available memory fell below the floor of "
             f"{_gib(memory_floor_bytes)} (the run had taken {_gib(stats.peak_memory_bytes)}, "
             f"{stats.wall_seconds:.0f} s wall); lower network.nodes or the message size, "
@@ -166,17 +193,19 @@ def run(
         )
     if process.returncode != 0:
         stats.status = "failed"
+        stats.simulated_reached = latest_simulated_time(run_dir / SHADOW_STDOUT, reader.simulated_now)
         stats.write(run_dir)
         detail = "; ".join(
             f"{f['process']}: expected {f['expected']}, was {f['actual']}" for f in stats.failed_processes[:10]
         )
         more = len(stats.failed_processes) - 10
         raise RunError(
-            f"Shadow exited with code {process.returncode} at simulated time {reader.simulated_now}"
+            f"Shadow exited with code {process.returncode} at simulated time {stats.simulated_reached}"
             + (f"; {len(stats.failed_processes)} processes ended in an unexpected state: {detail}" if detail else "")
             + (f" (and {more} more)" if more > 0 else "")
             + f"; see {run_dir / SHADOW_STDOUT}"
         )
+    stats.simulated_reached = reader.simulated_end
     stats.write(run_dir)
     return stats
 

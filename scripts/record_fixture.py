@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Record the real-run fixture the tests replay: tests/data/recorded/<run>/.
+
+Runs tests/data/recorded.yaml through the workflow on the stack configured in
+local.yaml, then keeps, per run, what the parser and validator read (nwaku's
+logs, gzipped, and the run's tables) minus anything naming this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "tests" / "data" / "recorded.yaml"
+OUT = REPO / "tests" / "data" / "recorded"
+KEEP = ["identities.csv", "links.csv", "schedule.csv", "run_stats.json", "shadow.stderr"]
+MACHINE_KEYS = ("stack", "resources")
+
+
+def main() -> int:
+    results = REPO / "build" / "fixture-results"
+    shutil.rmtree(results, ignore_errors=True)
+    subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(CONFIG),
+         "--config", f"resources={{results_dir: {results}}}"],
+        cwd=REPO,
+        check=True,
+    )
+    shutil.rmtree(OUT, ignore_errors=True)
+    for run_dir in sorted((results / "recorded" / "runs").iterdir()):
+        target = OUT / run_dir.name
+        target.mkdir(parents=True)
+        for name in KEEP:
+            shutil.copy(run_dir / name, target / name)
+        config = yaml.safe_load((run_dir / "config.yaml").read_text())
+        for key in MACHINE_KEYS:
+            config.pop(key)
+        (target / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        provenance = json.loads((run_dir / "provenance.json").read_text())
+        provenance["nwaku"].pop("built_from", None)
+        (target / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
+        for log in sorted((run_dir / "logs").glob("*/wakunode2.log.gz")):
+            (target / "logs" / log.parent.name).mkdir(parents=True)
+            shutil.copy(log, target / "logs" / log.parent.name / log.name)
+        print(f"recorded {target.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Parsing real nwaku logs recorded from a 16-node Shadow run (tests/data/recorded/)."""
+
+import gzip
+
+import pandas as pd
+import pytest
+
+from waku_shadow import logs
+from waku_shadow.errors import LogError
+
+from recorded import RUN_2KB, RUN_100KB, copy_run, rewrite_log
+
+
+@pytest.fixture(scope="module")
+def tables_2kb():
+    return logs.parse_run(RUN_2KB)
+
+
+def test_every_receipt_becomes_a_row(tables_2kb):
+    receipts = tables_2kb["receipts"]
+    schedule = pd.read_csv(RUN_2KB / "schedule.csv")
+    assert len(receipts) == 15 * len(schedule)
+    assert receipts.groupby("message")["receiver"].nunique().eq(15).all()
+    assert set(receipts["msg_hash"]) == set(schedule["msg_hash"])
+    assert receipts["from_host"].notna().all()
+    assert (receipts["payload_bytes"] == 2000).all()
+
+
+def test_latency_is_intent_to_acceptance(tables_2kb):
+    receipts, publishes = tables_2kb["receipts"], tables_2kb["publishes"]
+    assert publishes["intent_logged"].all()
+    # L_g = 150 ms between the intent and the publish
+    gap_ms = (publishes["publish_ns"] - publishes["intent_ns"]) / 1e6
+    assert gap_ms.between(150, 152).all()
+    expected = (receipts["received_ns"] - receipts["intent_ns"]) / 1e6
+    assert (receipts["latency_ms"] == expected).all()
+    # one hop at 100 ms with L_g 150 ms and L_v 12 ms is the fastest possible receipt
+    assert receipts["latency_ms"].min() >= 262
+
+
+def test_publisher_sends_and_receivers_relay(tables_2kb):
+    sends = tables_2kb["sends"]
+    receipts = tables_2kb["receipts"]
+    assert sends["to_host"].notna().all()
+    first = receipts[receipts["from_host"] == receipts["publisher"]]
+    for message, group in first.groupby("message"):
+        publisher = group["publisher"].iloc[0]
+        sent = sends[(sends["sender"] == publisher) & (sends["msg_hash"] == group["msg_hash"].iloc[0])]
+        assert set(group["receiver"]) <= set(sent["to_host"])
+
+
+def test_truncated_log_is_named(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    path = rewrite_log(run, "node0003", lambda lines: lines[:-1] + [lines[-1][:40]])
+    with pytest.raises(LogError, match=rf"{path}: line \d+ is cut off \(the log is truncated\)"):
+        logs.parse_run(run)
+
+
+def test_truncated_compressed_log_is_named(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    path = run / "logs" / "node0004" / "wakunode2.log.gz"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(LogError, match=f"{path}: the compressed log is truncated or corrupt"):
+        logs.parse_run(run)
+
+
+def test_foreign_line_is_named(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    rewrite_log(run, "node0001", lambda lines: lines[:3] + ["Traceback (most recent call last):\n"] + lines[3:])
+    with pytest.raises(LogError, match="line 4 is not a JSON log record: 'Traceback"):
+        logs.parse_run(run)
+
+
+def test_missing_host_log_is_named(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    (run / "logs" / "node0009" / "wakunode2.log.gz").unlink()
+    with pytest.raises(LogError, match="no nwaku log for 1 of 16 hosts: node0009"):
+        logs.parse_run(run)
+
+
+def test_unknown_message_is_named(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    schedule = pd.read_csv(run / "schedule.csv")
+    schedule.iloc[1:].to_csv(run / "schedule.csv", index=False)
+    with pytest.raises(LogError, match=f"received message hashes are not in the schedule, e.g. {schedule['msg_hash'][0]}"):
+        logs.parse_run(run)
+
+
+def test_repeated_msg_key_keeps_the_message():
+    line = '{"lvl":"WRN","msg":"Could not retrieve localIp","file":"waku_node.nim:1388","msg":"Connection refused"}'
+    import json
+
+    assert json.loads(line, object_pairs_hook=logs._first_key_wins)["msg"] == "Could not retrieve localIp"
+
+
+def test_collect_gzips_and_names_nwaku_stdout(tmp_path):
+    host = tmp_path / "shadow.data" / "hosts" / "node0000"
+    host.mkdir(parents=True)
+    (host / "wakunode2.1000.stdout").write_text('{"msg":"x"}\n')
+    (host / "curl.1001.stdout").write_text("OK")
+    out = logs.collect(tmp_path)
+    assert gzip.open(out / "node0000" / "wakunode2.log.gz", "rt").read() == '{"msg":"x"}\n'
+    assert gzip.open(out / "node0000" / "curl.1001.stdout.gz", "rt").read() == "OK"
+    assert not host.exists()
+
+
+def test_both_recorded_sizes_parse():
+    receipts = logs.parse_run(RUN_100KB)["receipts"]
+    assert (receipts["payload_bytes"] == 100_000).all()
+    assert len(receipts) == 15 * 7

@@ -1,0 +1,56 @@
+"""Statistics, figure and report from the recorded runs."""
+
+import pandas as pd
+import pytest
+
+from waku_shadow import cli, logs, stats
+
+from recorded import RUNS, copy_run
+
+
+@pytest.fixture(scope="module")
+def receipts():
+    return pd.concat([logs.parse_run(run)["receipts"] for run in RUNS], ignore_index=True)
+
+
+def test_summary_columns_and_values(receipts):
+    summary = stats.latency_summary(receipts)
+    assert list(summary.columns) == ["size_bytes", "count", "min", "mean", "p50", "p95", "max"]
+    assert list(summary["size_bytes"]) == [2000, 100000]
+    measured = receipts[~receipts["warmup"]]
+    for row in summary.itertuples():
+        latencies = measured.loc[measured["size_bytes"] == row.size_bytes, "latency_ms"]
+        assert row.count == 15 * 6  # the warm-up message is left out
+        assert row.min == latencies.min() and row.max == latencies.max()
+        assert row.mean == pytest.approx(latencies.mean())
+        assert row.p50 == pytest.approx(latencies.median())
+        assert row.min <= row.p50 <= row.p95 <= row.max
+
+
+def test_hand_computed_percentiles():
+    frame = pd.DataFrame({"size_bytes": 10, "warmup": [True] + [False] * 5, "latency_ms": [1000.0, 1, 2, 3, 4, 5]})
+    row = stats.latency_summary(frame).iloc[0]
+    assert (row["count"], row["min"], row["mean"], row["p50"], row["max"]) == (5, 1, 3, 3, 5)
+    assert row["p95"] == pytest.approx(4.8)
+
+
+def test_markdown_table(receipts):
+    text = stats.to_markdown(stats.latency_summary(receipts))
+    assert text.splitlines()[0].startswith("| size | count | min (ms)")
+    assert "| 2 KB | 90 |" in text and "| 100 KB | 90 |" in text
+
+
+def test_summarize_writes_tables_figure_and_report(tmp_path):
+    runs = [copy_run(run, tmp_path / "runs") for run in RUNS]
+    for run in runs:
+        assert cli.main(["parse", "--run-dir", str(run)]) == 0
+        assert cli.main(["validate", "--run-dir", str(run)]) == 0
+    out = tmp_path / "study"
+    out.mkdir()
+    assert cli.main(["summarize", "--study-config", str(runs[0] / "config.yaml"), "--out", str(out),
+                     "--runs", *map(str, runs)]) == 0
+    summary = pd.read_csv(out / "latency_summary.csv")
+    assert list(summary["count"]) == [90, 90]
+    assert (out / "figures" / "latency_distributions.png").stat().st_size > 20_000
+    report = (out / "report.md").read_text()
+    assert "| n16-size2000B-seed11 | 2 KB |" in report and "passed" in report
