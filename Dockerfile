@@ -50,14 +50,12 @@ COPY . .
 RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir -e ".[test]"
 ENV PATH=/opt/venv/bin:/opt/shadow/bin:$PATH
 
-# Put the image's wakunode2 where the workflow's build rule would have, with its identity,
-# so runs record the tag and patch hashes and nothing is rebuilt.
-RUN build="build/nwaku/$(python -c "from waku_shadow import stack; print(stack.nwaku_build_name('${NWAKU_TAG}', stack.patches()))")" \
-    && mkdir -p "$build" && cp /opt/nwaku/wakunode2 "$build/wakunode2" \
-    && waku-shadow identify-nwaku --binary "$build/wakunode2" --tag ${NWAKU_TAG} \
-         --built-from "https://github.com/waku-org/nwaku.git ${NWAKU_TAG} (Docker build stage)" \
-         --out "$build/identity.json" nwaku-patches/*.patch \
-    && printf 'stack:\n  shadow:\n    binary: /opt/shadow/bin/shadow\n' > local.yaml
+# The image's machine config, and its wakunode2 where the workflow's build rule would have
+# put it, with its identity (tag, patch hashes, make flags), so nothing is rebuilt.
+RUN printf '%s\n' 'stack:' '  shadow:' '    binary: /opt/shadow/bin/shadow' '  nwaku:' \
+      '    make_flags: [USE_SYSTEM_NIM=1, NIMFLAGS=-d:disableMarchNative]' > local.yaml \
+    && waku-shadow adopt-nwaku --binary /opt/nwaku/wakunode2 \
+         --built-from "https://github.com/waku-org/nwaku.git ${NWAKU_TAG}, built in the image's build stage"
 
 ENTRYPOINT ["snakemake"]
 CMD ["--cores", "all"]

@@ -44,6 +44,7 @@ else:
             out=str(NWAKU_DIR),
             make_flags="\n".join(STUDY.stack.nwaku_make_flags),
             path_prepend=":".join(STUDY.stack.nwaku_path_prepend),
+            make_flag_args=" ".join(f"--make-flag {shlex.quote(f)}" for f in STUDY.stack.nwaku_make_flags),
         log:
             str(NWAKU_DIR / "build.log"),
         threads: workflow.cores
@@ -52,4 +53,4 @@ else:
             " scripts/build_nwaku.sh {params.source:q} {params.repository} {params.tag} {params.out} {input.patches}"
             " > {log} 2>&1"
             " && waku-shadow identify-nwaku --binary {output.wakunode2} --tag {params.tag}"
-            " --built-from {params.source:q} --out {output.identity} {input.patches}"
+            " --built-from {params.source:q} {params.make_flag_args} --out {output.identity} {input.patches}"

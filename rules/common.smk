@@ -17,7 +17,7 @@ if STUDY.stack.nwaku_binary:
     NWAKU_DIR = BUILD_DIR / "nwaku" / "prebuilt"
     WAKUNODE2 = STUDY.stack.nwaku_binary
 else:
-    NWAKU_DIR = BUILD_DIR / "nwaku" / stack.nwaku_build_name(STUDY.stack.nwaku_tag, stack.patches())
+    NWAKU_DIR = pipeline.nwaku_build_dir(STUDY)
     WAKUNODE2 = str(NWAKU_DIR / "wakunode2")
 NWAKU_IDENTITY = str(NWAKU_DIR / "identity.json")
 

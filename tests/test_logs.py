@@ -8,6 +8,7 @@ import pytest
 from waku_shadow import logs
 from waku_shadow.errors import LogError
 
+from conftest import RECORDED
 from recorded import RUN_2KB, RUN_100KB, copy_run, rewrite_log
 
 
@@ -108,3 +109,18 @@ def test_both_recorded_sizes_parse():
     receipts = logs.parse_run(RUN_100KB)["receipts"]
     assert (receipts["payload_bytes"] == 100_000).all()
     assert len(receipts) == 15 * 7
+
+
+def test_retried_publishes_are_counted(tmp_path):
+    """curl's stderr of a real publish that nwaku's REST server first answered with HTTP 400."""
+    retried = (RECORDED / "curl-retried-publish.stderr").read_bytes()
+    for host, name, text in (
+        ("node0003", "curl.1001", retried),
+        ("node0003", "curl.1002", retried),
+        ("node0007", "curl.1001", retried),
+        ("node0001", "curl.1001", b""),
+    ):
+        (tmp_path / "logs" / host).mkdir(parents=True, exist_ok=True)
+        with gzip.open(tmp_path / "logs" / host / f"{name}.stderr.gz", "wb") as out:
+            out.write(text)
+    assert logs.publish_retries(tmp_path) == {"node0003": 2, "node0007": 1}

@@ -95,6 +95,7 @@ def test_render_writes_a_self_describing_run(small_study, tmp_path):
             assert name in publishers
             assert publish["path"] == "/usr/bin/curl"
             assert publish["expected_final_state"] == {"exited": 0}
+            assert {"--retry-all-errors", "--fail-with-body", "Expect:"} <= set(publish["args"])
             body = publish["args"][publish["args"].index("--data-binary") + 1]
             assert (tmp_path / body.removeprefix("@").split("/")[-2] / body.split("/")[-1]).exists()
 

@@ -9,6 +9,8 @@ import pytest
 from waku_shadow import runner
 from waku_shadow.errors import RunError
 
+from conftest import RECORDED
+
 GIB = 1024**3
 
 
@@ -71,17 +73,42 @@ def test_refuses_to_start_below_the_floor(tmp_path, monkeypatch):
 
 
 def test_failed_processes_are_named(tmp_path):
-    # Shadow's own error line for a managed process that died (shadow 3.3 process.rs)
-    line = (
-        "00:00:31.101537 [2211:shadow-worker] 00:00:20.151000000 [ERROR] [node0007:10.0.0.8] "
-        "[process.rs:1557] [shadow_rs::host::process] process 'node0007.wakunode2.1000' exited with "
-        "status Signaled(SIGSEGV); expected end state was running but was {\"signaled\":\"SIGSEGV\"}"
-    )
-    shadow = fake_shadow(tmp_path, f"print({line!r})\nsys.exit(1)\n")
+    """Shadow's own log of a real run in which one nwaku process died at start."""
+    log = RECORDED / "shadow-crashed-node.log"
+    shadow = fake_shadow(tmp_path, f"print(open({str(log)!r}).read())\nsys.exit(1)\n")
     with pytest.raises(RunError) as error:
         runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
-    assert "node0007.wakunode2.1000: expected running, was {\"signaled\":\"SIGSEGV\"}" in str(error.value)
-    assert runner.read_stats(tmp_path).failed_processes[0]["process"] == "node0007.wakunode2.1000"
+    text = str(error.value)
+    assert text.startswith("Shadow exited with code 1 at simulated time 00:00:14.000; 3 processes ended in an unexpected state: ")
+    assert "node0005.wakunode2.1000: expected running, was exited: 1" in text
+    assert "node0000.curl.1001: expected exited: 0, was exited: 22" in text
+    failed = runner.read_stats(tmp_path).failed_processes
+    assert [f["process"] for f in failed] == ["node0005.wakunode2.1000", "node0000.curl.1001", "node0000.curl.1002"]
+
+
+def test_shadow_setup_error_is_quoted(tmp_path):
+    # what Shadow 3.3 printed on stderr for a publish scheduled after the stop time
+    stderr = [
+        "** Starting Shadow 3.3.0",
+        "Error: Failed to initialize the simulation",
+        "Error: ",
+        "Error: Caused by:",
+        "Error:     0: Failed to configure host 'node0003'",
+        "Error:     1: Failed to configure process '/usr/bin/curl'",
+        "Error:     2: Process start time '40 sec' must be earlier than the simulation stop time '25 sec'",
+        "Error: ",
+        "Error: Stack backtrace:",
+        "Error:    0: anyhow::error::<impl anyhow::Error>::msg",
+    ]
+    shadow = fake_shadow(tmp_path, "".join(f"print({line!r}, file=sys.stderr)\n" for line in stderr) + "sys.exit(1)\n")
+    with pytest.raises(RunError) as error:
+        runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
+    assert str(error.value) == (
+        "Shadow exited with code 1 at simulated time 00:00:00.000: Failed to initialize the simulation "
+        "0: Failed to configure host 'node0003' 1: Failed to configure process '/usr/bin/curl' "
+        "2: Process start time '40 sec' must be earlier than the simulation stop time '25 sec'"
+        f"; see {tmp_path / 'shadow.log'}"
+    )
 
 
 def test_missing_shadow_binary(tmp_path):

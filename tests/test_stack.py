@@ -2,45 +2,40 @@
 
 The binaries are found the way the workflow finds them: local.yaml's
 stack.shadow.binary, and stack.nwaku.binary or a wakunode2 the workflow built
-for the current patches. Without them the test is skipped, saying why.
+for the current patches and make flags. Without them the test is skipped,
+saying why.
 """
 
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from waku_shadow import pipeline, stack
+from waku_shadow import pipeline
 
 from conftest import REPO
 
 pytestmark = pytest.mark.stack
 
 
-def configured_binaries():
-    local = pipeline.read_local()
-    stack_cfg = local.get("stack", {})
-    shadow = (stack_cfg.get("shadow") or {}).get("binary")
+def missing_stack() -> str | None:
+    """Why the real stack cannot run here, or None when it can."""
+    study = pipeline.study_from_snakemake({})
+    shadow = study.stack.shadow_binary
     if not shadow or not shutil.which(shadow):
-        return None, f"no Shadow binary configured (stack.shadow.binary in {pipeline.local_config_path()})"
-    nwaku = (stack_cfg.get("nwaku") or {}).get("binary")
-    if nwaku:
-        return (shadow, nwaku), None if shutil.which(nwaku) else f"stack.nwaku.binary {nwaku} is not executable"
-    build_dir = Path((local.get("resources") or {}).get("build_dir", "build"))
-    tag = (stack_cfg.get("nwaku") or {}).get("tag", "v0.36.0")
-    built = REPO / build_dir / "nwaku" / stack.nwaku_build_name(tag, stack.patches()) / "wakunode2"
-    if not built.exists():
-        return None, f"no wakunode2 built for the current patches ({built.relative_to(REPO)}); run the workflow once"
-    return (shadow, None), None
+        return f"no Shadow binary configured (stack.shadow.binary in {pipeline.local_config_path()})"
+    wakunode2 = study.stack.nwaku_binary or REPO / pipeline.nwaku_build_dir(study) / "wakunode2"
+    if not shutil.which(str(wakunode2)):
+        return f"no wakunode2 built for the current patches and make flags ({wakunode2}); run the workflow once"
+    return None
 
 
 def test_tiny_study_end_to_end(tmp_path):
-    binaries, reason = configured_binaries()
-    if binaries is None or reason:
+    reason = missing_stack()
+    if reason:
         pytest.skip(reason)
     study = {
         "study": "stack-test",

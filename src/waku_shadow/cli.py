@@ -15,7 +15,7 @@ import pandas as pd
 import yaml
 
 from . import config as cfg
-from . import logs, plots, report, runner, shadow_config, stack, stats, validation
+from . import logs, pipeline, plots, report, runner, shadow_config, stack, stats, validation
 from .errors import StackError, WakuShadowError
 
 RUN_CONFIG = "config.yaml"
@@ -79,8 +79,21 @@ def cmd_identify_nwaku(args) -> None:
     if not binary.is_file():
         raise StackError(f"wakunode2 not found: {binary}")
     patches = None if args.prebuilt else [Path(p) for p in args.patches]
-    identity = stack.nwaku_identity(args.tag, patches, binary, args.built_from)
+    identity = stack.nwaku_identity(args.tag, patches, binary, args.built_from, args.make_flag)
     Path(args.out).write_text(json.dumps(identity, indent=2) + "\n")
+
+
+def cmd_adopt_nwaku(args) -> None:
+    """Install a wakunode2 built with nwaku-patches/ where the build rule would have put it."""
+    study = pipeline.study_from_snakemake({})
+    target = pipeline.nwaku_build_dir(study)
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(args.binary, target / "wakunode2")
+    identity = stack.nwaku_identity(
+        study.stack.nwaku_tag, stack.patches(), target / "wakunode2", args.built_from, list(study.stack.nwaku_make_flags)
+    )
+    (target / stack.IDENTITY).write_text(json.dumps(identity, indent=2) + "\n")
+    print(target / "wakunode2")
 
 
 def cmd_simulate(args) -> None:
@@ -117,6 +130,7 @@ def cmd_validate(args) -> None:
         pd.read_csv(run_dir / "schedule.csv"),
         pd.read_parquet(run_dir / "publishes.parquet"),
         pd.read_parquet(run_dir / "receipts.parquet"),
+        logs.publish_retries(run_dir),
     )
     validation.require(result, run_dir)
 
@@ -157,8 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--built-from", required=True, help="source tree or repository the binary was built from")
     p.add_argument("--out", required=True)
     p.add_argument("--prebuilt", action="store_true", help="a binary built elsewhere: its patches are unknown")
+    p.add_argument("--make-flag", action="append", default=[], help="a make argument the build used (repeatable)")
     p.add_argument("patches", nargs="*")
     p.set_defaults(func=cmd_identify_nwaku)
+
+    p = sub.add_parser("adopt-nwaku", help="install a wakunode2 built with the patches where the workflow expects it")
+    p.add_argument("--binary", required=True)
+    p.add_argument("--built-from", required=True, help="how and from what the binary was built")
+    p.set_defaults(func=cmd_adopt_nwaku)
 
     p = sub.add_parser("simulate", help="run Shadow on a rendered run folder under the memory guard")
     p.add_argument("--run-dir", required=True)

@@ -59,6 +59,18 @@ def collect(run_dir: Path) -> Path:
     return out
 
 
+def publish_retries(run_dir: Path) -> dict[str, int]:
+    """Per publishing host, how many REST publishes curl had to retry (its stderr says so)."""
+    retries = {}
+    for stderr in sorted((run_dir / LOGS).glob("*/curl.*.stderr.gz")):
+        with gzip.open(stderr, "rt", errors="replace") as handle:
+            count = handle.read().count("Will retry")
+        if count:
+            host = stderr.parent.name
+            retries[host] = retries.get(host, 0) + count
+    return retries
+
+
 def _is_nwaku_stdout(name: str) -> bool:
     return name.startswith("wakunode2.") and name.endswith(".stdout")
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from . import config as cfg
+from . import stack
 from .config import MACHINE_SECTIONS, Study
 from .errors import ConfigError
 
@@ -61,3 +62,9 @@ def run_config(study: Study, size_bytes: int) -> dict:
 
 def run_config_json(study: Study, run_id: str) -> str:
     return json.dumps(run_config(study, study.size_of_run(run_id)), sort_keys=True)
+
+
+def nwaku_build_dir(study: Study) -> Path:
+    """Where the build rule puts wakunode2: named after the tag, the patches and the make flags."""
+    name = stack.nwaku_build_name(study.stack.nwaku_tag, stack.patches(), study.stack.nwaku_make_flags)
+    return Path(study.resources.build_dir) / "nwaku" / name

@@ -43,8 +43,8 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figu
     lines += [
         "## Runs",
         "",
-        "| run | size | wall time | peak memory | receipts | validation |",
-        "|---|---|---:|---:|---:|---|",
+        "| run | size | wall time | peak memory | receipts | retried publishes | validation |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     for run_dir in run_dirs:
         run_stats = read_stats(run_dir)
@@ -53,7 +53,8 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figu
         lines.append(
             f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
             f"{run_stats.peak_memory_bytes / 2**30:.1f} GiB | {checks['counts']['receipts']} / "
-            f"{checks['counts']['receipts_expected']} | {'passed' if checks['passed'] else 'FAILED'} |"
+            f"{checks['counts']['receipts_expected']} | {checks['counts']['publish_retries']} | "
+            f"{'passed' if checks['passed'] else 'FAILED'} |"
         )
     provenance = json.loads((run_dirs[0] / "provenance.json").read_text())
     nwaku = provenance["nwaku"]

@@ -26,6 +26,7 @@ from .shadow_config import SHADOW_CONFIG, SHADOW_DATA
 GIB = 1024**3
 PROGRESS = re.compile(r"simulated: (?P<now>[\d:.]+)/(?P<end>[\d:.]+)")
 HEARTBEAT = re.compile(rb"at simtime (\d+)")  # Shadow's per-second resource usage lines
+LOG_SIMTIME = re.compile(rb"^\S+ \[[^\]]+\] (\d+:\d\d:\d\d\.\d+) ", re.M)  # a host's log line: wall, thread, sim time
 FAILED_PROCESS = re.compile(
     r"process '(?P<process>[^']+)' exited with status (?P<status>[^;]+); "
     r"expected end state was (?P<expected>.+?) but was (?P<actual>.+)$"
@@ -103,17 +104,35 @@ def _parse_clock(text: str) -> int:
 
 
 def latest_simulated_time(shadow_log: Path, progress: str) -> str:
-    """The later of Shadow's last progress line and the last heartbeat in its log."""
+    """The latest simulated time in Shadow's last progress line or the end of its log."""
     latest = _parse_clock(progress)
     try:
         with shadow_log.open("rb") as log:
             log.seek(max(0, log.seek(0, 2) - 65536))
-            beats = HEARTBEAT.findall(log.read())
+            tail = log.read()
     except OSError:
-        beats = []
-    if beats:
-        latest = max(latest, int(beats[-1]))
+        tail = b""
+    for beat in HEARTBEAT.findall(tail):
+        latest = max(latest, int(beat))
+    for stamp in LOG_SIMTIME.findall(tail):
+        latest = max(latest, _parse_clock(stamp.decode()))
     return _clock(latest)
+
+
+def shadow_error(shadow_stderr: Path) -> str:
+    """Shadow's own account of why it stopped: its "Error:" lines up to the backtrace."""
+    if not shadow_stderr.exists():
+        return ""
+    reasons = []
+    for line in shadow_stderr.read_text(errors="replace").splitlines():
+        if not line.startswith("Error:"):
+            continue
+        text = line.removeprefix("Error:").strip()
+        if text.startswith("Stack backtrace"):
+            break
+        if text and text != "Caused by:" and not text.startswith("process '"):
+            reasons.append(text)
+    return " ".join(reasons)
 
 
 def failed_processes(shadow_log: Path) -> list[dict]:
@@ -199,9 +218,11 @@ def run(
             f"{f['process']}: expected {f['expected']}, was {f['actual']}" for f in stats.failed_processes[:10]
         )
         more = len(stats.failed_processes) - 10
+        reason = "" if detail else shadow_error(run_dir / SHADOW_STDERR)
         raise RunError(
             f"Shadow exited with code {process.returncode} at simulated time {stats.simulated_reached}"
             + (f"; {len(stats.failed_processes)} processes ended in an unexpected state: {detail}" if detail else "")
+            + (f": {reason}" if reason else "")
             + (f" (and {more} more)" if more > 0 else "")
             + f"; see {run_dir / SHADOW_STDOUT}"
         )

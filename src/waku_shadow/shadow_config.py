@@ -19,6 +19,7 @@ SHADOW_DATA = "shadow.data"
 REST_PUBLISH_PATH = "/relay/v1/auto/messages"
 MIN_MAX_MSG_SIZE = 150 * 1024  # nwaku's default maximum message size
 MSG_SIZE_HEADROOM = 16 * 1024  # room for the WakuMessage fields around the payload
+PUBLISH_RETRIES = 3
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,23 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                 {
                     "path": curl,
                     "args": [
-                        "--silent",
+                        "--no-progress-meter",
                         "--show-error",
                         "--fail-with-body",
+                        # nwaku v0.36.0's REST server sometimes fails to decode a large body
+                        # that arrives in two bursts (HTTP 400); the retry is logged
+                        "--retry",
+                        str(PUBLISH_RETRIES),
+                        "--retry-all-errors",
+                        "--retry-delay",
+                        "1",
                         "--max-time",
                         "120",
                         "--header",
                         "Content-Type: application/json",
+                        # no "Expect: 100-continue": nwaku's REST server would read an empty body
+                        "--header",
+                        "Expect:",
                         "--data-binary",
                         f"@{body}",
                         publish_url,
@@ -169,4 +180,11 @@ def render(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> None:
     links_frame(run).to_csv(run_dir / "links.csv", index=False)
     (run_dir / NETWORK_GRAPH).write_text(gml(run.study))
     config = shadow_yaml(run, run_dir, wakunode2, curl)
-    (run_dir / SHADOW_CONFIG).write_text(yaml.safe_dump(config, sort_keys=False, width=1000))
+    (run_dir / SHADOW_CONFIG).write_text(yaml.dump(config, Dumper=_PlainDumper, sort_keys=False, width=1000))
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Writes every host's settings out in full: no YAML anchors a hand edit could change for all."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True

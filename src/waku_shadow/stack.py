@@ -35,17 +35,25 @@ def patch_set_hash(paths: list[Path]) -> str:
     return digest.hexdigest()[:12]
 
 
-def nwaku_build_name(tag: str, paths: list[Path]) -> str:
-    """Build folder name: changes exactly when the tag or a patch changes."""
-    return f"{tag}-patches-{patch_set_hash(paths)}"
+def make_flags_hash(make_flags: list[str] | tuple[str, ...]) -> str:
+    return hashlib.sha256("\0".join(make_flags).encode()).hexdigest()[:8]
 
 
-def nwaku_identity(tag: str, paths: list[Path] | None, binary: Path, built_from: str) -> dict:
+def nwaku_build_name(tag: str, paths: list[Path], make_flags: list[str] | tuple[str, ...] = ()) -> str:
+    """Build folder name: changes exactly when the tag, a patch or a make flag changes."""
+    name = f"{tag}-patches-{patch_set_hash(paths)}"
+    return f"{name}-make-{make_flags_hash(make_flags)}" if make_flags else name
+
+
+def nwaku_identity(
+    tag: str, paths: list[Path] | None, binary: Path, built_from: str, make_flags: list[str] | None = None
+) -> dict:
     """What a run records of its wakunode2; ``paths`` is None for a prebuilt binary of unknown patches."""
     return {
         "nwaku_tag": tag,
         "patches": None if paths is None else [{"file": p.name, "sha256": file_sha256(p)} for p in paths],
         "patch_set": "unknown (prebuilt binary)" if paths is None else patch_set_hash(paths),
+        "make_flags": make_flags,
         "built_from": built_from,
         "binary_sha256": file_sha256(binary),
         "version": command_version([str(binary), "--version"]),

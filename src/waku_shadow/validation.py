@@ -49,13 +49,16 @@ def check(
     schedule: pd.DataFrame,
     publishes: pd.DataFrame,
     receipts: pd.DataFrame,
+    publish_retries: dict[str, int] | None = None,
 ) -> Report:
+    """Every check on one run; ``publish_retries`` (host -> retried REST publishes) is reported, not judged."""
     report = Report(run)
     expected_messages = len(schedule)
     report.counts = {
         "nodes": len(hosts),
         "messages_scheduled": expected_messages,
         "messages_published": int(publishes["publish_ns"].notna().sum()),
+        "publish_retries": sum((publish_retries or {}).values()),
         "receipts_expected": (len(hosts) - 1) * expected_messages,
         "receipts": len(receipts),
     }
