@@ -20,3 +20,4 @@ include: "rules/analysis.smk"
 rule all:
     input:
         rules.summarize.output,
+        rules.report.output,

@@ -24,3 +24,20 @@ rule summarize:
         runs=expand(RUN_DIR, run=RUNS),
     shell:
         "waku-shadow summarize --study-config {input.study} --out {STUDY_DIR} --runs {params.runs}"
+
+
+rule report:
+    input:
+        rules.summarize.output,
+        notebook="analysis/study_report.ipynb",
+    output:
+        notebook=STUDY_DIR / "report.ipynb",
+        html=STUDY_DIR / "report.html",
+        residuals=STUDY_DIR / "analysis" / "residuals_by_size.csv",
+        per_hop=STUDY_DIR / "analysis" / "per_hop.csv",
+        figure2=STUDY_DIR / "analysis" / "figure2.png",
+    params:
+        runs=expand(RUN_DIR, run=RUNS),
+    shell:
+        "waku-shadow report --notebook {input.notebook} --study-dir {STUDY_DIR} --runs {params.runs}"
+        " --out-notebook {output.notebook} --out-html {output.html}"

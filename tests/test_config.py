@@ -8,7 +8,7 @@ from waku_shadow.errors import ConfigError
 from conftest import CONFIGS
 
 
-@pytest.mark.parametrize("name", ["default", "paper", "research-issue"])
+@pytest.mark.parametrize("name", ["default", "paper", "paper-calibrated", "research-issue"])
 def test_shipped_configs_are_valid(name):
     study = cfg.load(CONFIGS / f"{name}.yaml")
     assert study.name == name

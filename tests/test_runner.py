@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import os
 import textwrap
 
 import pytest
@@ -109,6 +110,23 @@ def test_shadow_setup_error_is_quoted(tmp_path):
         "2: Process start time '40 sec' must be earlier than the simulation stop time '25 sec'"
         f"; see {tmp_path / 'shadow.log'}"
     )
+
+
+def test_stopping_the_runner_stops_shadow(tmp_path, monkeypatch):
+    shadow = fake_shadow(tmp_path, "import os\nopen('pid', 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    calls = itertools.count()
+
+    def available():
+        if next(calls) == 20:
+            raise KeyboardInterrupt  # what a SIGTERM to the runner turns into
+        return 20 * GIB
+
+    monkeypatch.setattr(runner, "mem_available_bytes", available)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+    pid = int((tmp_path / "pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_missing_shadow_binary(tmp_path):

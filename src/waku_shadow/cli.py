@@ -15,8 +15,8 @@ import pandas as pd
 import yaml
 
 from . import config as cfg
-from . import logs, pipeline, plots, report, runner, shadow_config, stack, stats, validation
-from .errors import StackError, WakuShadowError
+from . import logs, pipeline, plots, report, runner, shadow_config, stack, stats, trees, validation
+from .errors import StackError, ValidationError, WakuShadowError
 
 RUN_CONFIG = "config.yaml"
 PROVENANCE = "provenance.json"
@@ -115,6 +115,11 @@ def cmd_simulate(args) -> None:
 def cmd_parse(args) -> None:
     run_dir = Path(args.run_dir)
     tables = logs.parse_run(run_dir)
+    receipts = tables["receipts"]
+    try:
+        receipts["hop"] = trees.hops(receipts)
+    except ValidationError:
+        receipts["hop"] = pd.NA  # the validate stage names what is wrong with the tree
     for name in TABLES:
         tables[name].to_parquet(run_dir / f"{name}.parquet", index=False)
 
@@ -147,6 +152,26 @@ def cmd_summarize(args) -> None:
     figure = out / "figures" / "latency_distributions.png"
     plots.latency_distributions(receipts, summary, f"{study.name}: {study.nodes} nwaku nodes in Shadow", figure)
     (out / "report.md").write_text(report.study_report(study, run_dirs, summary, figure.relative_to(out)))
+
+
+def cmd_report(args) -> None:
+    """Execute the analysis notebook for a study and render it as one self-contained HTML file."""
+    import nbformat
+    import papermill
+    from nbconvert import HTMLExporter
+
+    out = Path(args.out_notebook)
+    papermill.execute_notebook(
+        args.notebook,
+        str(out),
+        parameters={"study_dir": args.study_dir, "runs": args.runs},
+        kernel_name="python3",
+        progress_bar=False,
+        cwd=str(Path.cwd()),
+    )
+    exporter = HTMLExporter(exclude_input=True, require_js_url="", mathjax_url="")
+    html, _ = exporter.from_notebook_node(nbformat.read(out, as_version=4))
+    Path(args.out_html).write_text(html)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,6 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--runs", nargs="+", required=True)
     p.set_defaults(func=cmd_summarize)
+
+    p = sub.add_parser("report", help="execute the analysis notebook of a study into HTML")
+    p.add_argument("--notebook", required=True)
+    p.add_argument("--study-dir", required=True)
+    p.add_argument("--out-notebook", required=True)
+    p.add_argument("--out-html", required=True)
+    p.add_argument("--runs", nargs="+", required=True)
+    p.set_defaults(func=cmd_report)
 
     args = parser.parse_args(argv)
     try:

@@ -184,7 +184,7 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
         publish_events += p
         sends += s
 
-    short_to_host = dict(zip(identities["short_peer_id"], identities["host"]))
+    short_to_host = short_id_map(identities)
     publishes = _publishes(schedule, pd.DataFrame(publish_events, columns=["host", "kind", "msg_hash", "time_ns", "payload_bytes"]))
     receipts_df = pd.DataFrame(receipts, columns=["receiver", "from_peer", "msg_hash", "time_ns", "payload_bytes"])
     unknown = sorted(set(receipts_df["msg_hash"]) - set(schedule["msg_hash"]))
@@ -207,8 +207,21 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
 
     sends_df = pd.DataFrame(sends, columns=["sender", "to_peer", "msg_hash", "time_ns"]).rename(columns={"time_ns": "sent_ns"})
     sends_df["to_host"] = sends_df["to_peer"].map(short_to_host)
-    sends_df = sends_df.sort_values(["msg_hash", "sent_ns", "sender"], ignore_index=True)
+    # the order a node handed one message to its peers (log order; the times often tie)
+    sends_df["send_rank"] = sends_df.groupby(["sender", "msg_hash"]).cumcount() + 1
+    sends_df = sends_df.sort_values(["msg_hash", "sender", "send_rank"], ignore_index=True)
     return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df}
+
+
+def short_id_map(identities: pd.DataFrame) -> dict[str, str]:
+    """short peer ID -> host; two hosts sharing a short ID would make receipts from it ambiguous."""
+    counts = identities["short_peer_id"].value_counts()
+    ambiguous = counts[counts > 1]
+    if not ambiguous.empty:
+        short = ambiguous.index[0]
+        hosts = ", ".join(identities.loc[identities["short_peer_id"] == short, "host"])
+        raise LogError(f"short peer ID {short} is shared by {hosts}: receipts from it cannot be attributed")
+    return dict(zip(identities["short_peer_id"], identities["host"]))
 
 
 def _publishes(schedule: pd.DataFrame, events_df: pd.DataFrame) -> pd.DataFrame:

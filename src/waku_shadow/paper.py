@@ -59,3 +59,10 @@ def table5_markdown(comparison: pd.DataFrame) -> str:
         ]
         lines.append(f"| {human_size(int(size))} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def multihost_extremes() -> dict[int, tuple[float, float]]:
+    """size_bytes -> the multi-host deployment's best and worst latency (Table 5, m-h)."""
+    table = table5()
+    mh = table[table["setup"] == "m-h"].pivot(index="size_bytes", columns="statistic", values="latency_ms")
+    return {int(size): (float(row["min"]), float(row["max"])) for size, row in mh.iterrows()}

@@ -15,8 +15,18 @@ import seaborn as sns  # noqa: E402
 from .units import human_size  # noqa: E402
 
 
-def latency_distributions(receipts: pd.DataFrame, summary: pd.DataFrame, title: str, out: Path) -> None:
-    """One panel per message size, like the paper's Figure 3: share of receipts per latency bin."""
+def latency_distributions(
+    receipts: pd.DataFrame,
+    summary: pd.DataFrame,
+    title: str,
+    out: Path,
+    reference: dict[int, tuple[float, float]] | None = None,
+) -> None:
+    """One panel per message size, like the paper's Figure 3: share of receipts per latency bin.
+
+    ``reference`` maps a size to the paper's multi-host best and worst latency, drawn as
+    red dashed lines as in the paper.
+    """
     measured = receipts[~receipts["warmup"].astype(bool)]
     sizes = list(summary["size_bytes"])
     columns = 2 if len(sizes) > 1 else 1
@@ -42,6 +52,8 @@ def latency_distributions(receipts: pd.DataFrame, summary: pd.DataFrame, title: 
                 ha="right",
                 fontsize=8,
             )
+        for value in (reference or {}).get(int(row.size_bytes), ()):
+            ax.axvline(value, color="crimson", linestyle="--", linewidth=1.2)
         ax.set_title(f"Message size = {human_size(int(row.size_bytes))} ({int(row.count)} receipts)")
         ax.set_xlabel("Latency (ms)")
         ax.set_ylabel("Message share")
@@ -52,3 +64,83 @@ def latency_distributions(receipts: pd.DataFrame, summary: pd.DataFrame, title: 
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=150)
     plt.close(fig)
+
+
+def figure2(observed: pd.DataFrame, out: Path, nodes=(1_000, 10_000, 100_000), degrees=range(3, 13)) -> None:
+    """The paper's Figure 2: best-topology h_max and bandwidth amplification against D.
+
+    Both published forms of Equation 2 are drawn, and ``observed`` (columns nodes,
+    degree, max_hop, label) marks the hop counts our simulations reached.
+    """
+    from . import model
+
+    sns.set_theme(style="whitegrid")
+    fig, (hops_ax, amp_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
+    palette = sns.color_palette("deep", len(nodes))
+    for colour, n in zip(palette, nodes):
+        ds = list(degrees)
+        hops_ax.plot(ds, [model.hmax_paper(n, d) for d in ds], "-o", color=colour, label=f"Eq. 2 (paper), N={n:,}")
+        hops_ax.plot(ds, [model.hmax_writeup(n, d) for d in ds], "--", color=colour, label=f"⌈log N / log D⌉, N={n:,}")
+    for row in observed.itertuples():
+        hops_ax.scatter([row.degree], [row.max_hop], marker="*", s=180, color="crimson", zorder=5)
+        hops_ax.annotate(row.label, (row.degree, row.max_hop), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    hops_ax.set_xlabel("D")
+    hops_ax.set_ylabel("h_max (hops)")
+    hops_ax.set_title("Hops to reach every node (★ observed maximum)")
+    hops_ax.legend(fontsize=7, ncol=2)
+    ds = list(degrees)
+    amp_ax.plot(ds, [model.bandwidth_amplification(d) for d in ds], "-o", color="black", label="paper: amplification ≈ D")
+    amp_ax.set_xlabel("D")
+    amp_ax.set_ylabel("bandwidth amplification")
+    amp_ax.set_title("Bandwidth amplification (independent of N)")
+    amp_ax.legend(fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=150)
+    plt.close(fig)
+
+
+def hop_histograms(histogram: pd.DataFrame, out: Path) -> None:
+    """Receipts per hop count, one bar group per size."""
+    sns.set_theme(style="whitegrid")
+    frame = histogram.assign(size=histogram["size_bytes"].map(lambda b: human_size(int(b))))
+    totals = frame.groupby("size")["receipts"].transform("sum")
+    frame["share"] = frame["receipts"] / totals
+    fig, ax = plt.subplots(figsize=(7, 4))
+    sizes = [human_size(int(b)) for b in sorted(histogram["size_bytes"].unique())]
+    sns.barplot(frame, x="hop", y="share", hue="size", hue_order=sizes, ax=ax)
+    ax.set_xlabel("hops from the publisher")
+    ax.set_ylabel("share of receipts")
+    ax.set_title("Hop counts of the delivery trees")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=150)
+    plt.close(fig)
+
+
+def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path) -> None:
+    """Simulated minus predicted latency per size and hop count, for every model."""
+    measured = receipts[~receipts["warmup"].astype(bool)]
+    long = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "size": measured["size_bytes"].map(lambda b: human_size(int(b))),
+                    "hop": measured["hop"],
+                    "residual_ms": measured[column.replace("_ms", "_residual_ms")],
+                    "model": name,
+                }
+            )
+            for column, name in models.items()
+        ],
+        ignore_index=True,
+    )
+    sizes = [human_size(int(b)) for b in sorted(measured["size_bytes"].unique())]
+    sns.set_theme(style="whitegrid")
+    grid = sns.catplot(long, x="hop", y="residual_ms", hue="model", col="size", col_order=sizes, kind="box",
+                       col_wrap=min(2, len(sizes)), height=3.2, aspect=1.4, sharey=False, showfliers=False)
+    grid.set_axis_labels("hops from the publisher", "simulated − predicted (ms)")
+    grid.figure.suptitle("Equation 1 residuals", y=1.02)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    grid.figure.savefig(out, dpi=150, bbox_inches="tight")
+    plt.close(grid.figure)

@@ -177,15 +177,22 @@ def run(
         reader = _ProgressReader(process.stderr, run_dir / SHADOW_STDERR, echo_progress)
         reader.start()
         guard_tripped = False
-        while process.poll() is None:
-            available = mem_available_bytes()
-            min_available = min(min_available, available)
-            if available < memory_floor_bytes:
-                guard_tripped = True
+        # Shadow runs in its own session: if we are stopped, it must not run on unguarded
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            while process.poll() is None:
+                available = mem_available_bytes()
+                min_available = min(min_available, available)
+                if available < memory_floor_bytes:
+                    guard_tripped = True
+                    _stop(process)
+                    break
+                time.sleep(poll_interval_s)
+            process.wait()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if process.poll() is None:
                 _stop(process)
-                break
-            time.sleep(poll_interval_s)
-        process.wait()
         reader.join(timeout=10)
 
     stats = RunStats(
@@ -229,6 +236,10 @@ def run(
     stats.simulated_reached = reader.simulated_end
     stats.write(run_dir)
     return stats
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"stopped by signal {signum}")
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import trees
 from .errors import ValidationError
 from .runner import RunStats
 
@@ -94,6 +95,7 @@ def check(
         report.checks["intent records"] = "ok"
 
     report.checks["receipts"] = _receipts_check(hosts, schedule, receipts)
+    report.checks["delivery trees"] = _trees_check(receipts)
 
     unknown_from = receipts[receipts["from_host"].isna()]
     report.checks["from peers"] = (
@@ -115,6 +117,15 @@ def check(
         + _listing([f"{r} got message {m}" for r, m in zip(negative["receiver"], negative["message"])])
     )
     return report
+
+
+def _trees_check(receipts: pd.DataFrame) -> str:
+    """Every message's from-peer links must form a tree rooted at its publisher."""
+    try:
+        trees.hops(receipts[receipts["from_host"].notna()])
+    except ValidationError as problem:
+        return str(problem)
+    return "ok"
 
 
 def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataFrame) -> str:

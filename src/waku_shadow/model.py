@@ -1,0 +1,135 @@
+"""The paper's analytical model: Equation 2 (hops), Equation 1 (latency along a path), flood publishing."""
+
+from __future__ import annotations
+
+import math
+
+# nim-libp2p's gossipsub (as pinned by nwaku v0.36.0) caps a publisher's flood by
+# what it estimates it can send in one heartbeat: bandwidthEstimatebps = 100 Mbps,
+# heartbeatInterval = 1 s (nwaku's GossipsubParameters), data = the encoded message.
+FLOOD_BANDWIDTH_ESTIMATE_BPS = 100_000_000
+HEARTBEAT_MS = 1000
+
+
+def hmax_paper(nodes: int, degree: int) -> int:
+    """Equation 2: best-topology hops to reach all nodes, ceil(log((N-1)(D-2)/D + 1) / log(D-1)); D=2 is a ring."""
+    if degree < 2:
+        raise ValueError("Equation 2 needs D >= 2")
+    if degree == 2:
+        return math.ceil((nodes - 1) / 2)
+    return math.ceil(math.log((nodes - 1) * (degree - 2) / degree + 1) / math.log(degree - 1))
+
+
+def hmax_writeup(nodes: int, degree: int) -> int:
+    """The research write-up's ceil(log N / log D)."""
+    return math.ceil(math.log(nodes) / math.log(degree))
+
+
+def hmax_flood(nodes: int, degree: int, first_hop: int) -> int:
+    """Equation 2 with the publisher's first hop reaching ``first_hop`` peers (flood publishing).
+
+    After the first hop 1 + F nodes know the message and every later hop
+    multiplies the newest ones by D-1: N_h = 1 + F((D-1)^h - 1)/(D-2). With
+    F = D this is the paper's Equation 2.
+    """
+    if first_hop >= nodes - 1:
+        return 1
+    if degree == 2:
+        return 1 + math.ceil((nodes - 1 - first_hop) / first_hop)
+    return math.ceil(math.log((nodes - 1) * (degree - 2) / first_hop + 1) / math.log(degree - 1))
+
+
+def flood_publish_peers(data_bytes: int, connected: int, mesh: int, d_low: int = 4) -> int:
+    """How many peers a publisher sends its own message to (nim-libp2p GossipSub.publish).
+
+    It starts from its mesh peers and adds connected topic peers until it has
+    max(heartbeat_ms // max(data_bytes // bytes_per_ms, 1), D_low), where
+    bytes_per_ms = 100 Mbps / 8 / 1000 = 12500.
+    """
+    bytes_per_ms = FLOOD_BANDWIDTH_ESTIMATE_BPS // 8 // 1000
+    ms_to_transmit = max(data_bytes // bytes_per_ms, 1)
+    cap = max(HEARTBEAT_MS // ms_to_transmit, d_low)
+    return max(mesh, min(connected, cap))
+
+
+def bandwidth_amplification(degree: int) -> float:
+    """The paper's approximation: each message crosses every mesh link once, so about D."""
+    return float(degree)
+
+
+def transmission_ns(one_way_ns: int, message_bytes: int, bandwidth_bps: int) -> float:
+    """L_t = one-way latency + serialisation of the message at the link's bandwidth."""
+    return one_way_ns + message_bytes * 8 / bandwidth_bps * 1e9
+
+
+def equation1_ns(proof_generation_ns: int, hops: list[tuple[float, float]]) -> float:
+    """Equation 1: L = L_g + sum over the path's hops of (L_t + L_v); ``hops`` are (L_t, L_v) pairs."""
+    return proof_generation_ns + sum(lt + lv for lt, lv in hops)
+
+
+# What a WakuMessage of n payload bytes costs on the wire: the message's own fields, the
+# gossipsub RPC, the stream muxer and Noise frames (about 100 bytes together), and TCP/IP
+# headers of 40 bytes per 1460-byte segment.
+WIRE_OVERHEAD_BYTES = 100
+SEGMENT_PAYLOAD_BYTES = 1460
+SEGMENT_BYTES = 1500
+
+
+def wire_bytes(payload_bytes: int) -> float:
+    return (payload_bytes + WIRE_OVERHEAD_BYTES) * SEGMENT_BYTES / SEGMENT_PAYLOAD_BYTES
+
+
+# The congestion window a connection offers a large message in these runs (Shadow's TCP is
+# Reno from 10 segments; receive buffers are sized to the bandwidth-delay product, so the
+# congestion window is the limit). A message larger than this waits one more round trip.
+TCP_WINDOW_BYTES = 256 * 1024
+
+
+def predict(receipts: "pd.DataFrame", sends: "pd.DataFrame", study, tcp_window_bytes: int = TCP_WINDOW_BYTES) -> "pd.DataFrame":
+    """Equation 1 for every receipt along its reconstructed path: as written and with two terms added.
+
+    For the edge parent -> child of a path, with S the message's wire bytes:
+    - ``eq1_ms`` (the paper): L_t = one-way latency + S / bandwidth, plus L_v;
+    - ``eq1_uplink_ms``: the parent's uplink carries the copies it handed to earlier peers
+      first, so L_t = one-way + rank x S / upload bandwidth, rank being the child's place in
+      the parent's send order (a flooding publisher's first hop is bandwidth-bound);
+    - ``eq1_tcp_ms``: also a message larger than the congestion window W waits
+      ceil(S / W) - 1 round trips: L_t = one-way + max(rank x S / B, S / B + rounds x RTT).
+    A receipt's prediction is L_g plus the sum over the edges of its path.
+    """
+    import numpy as np
+    import pandas as pd
+
+    size = study.message_sizes[0]
+    wire = wire_bytes(size)
+    link_bps = min(study.bandwidth_up_bps, study.bandwidth_down_bps)
+    copy_ns = wire * 8 / study.bandwidth_up_bps * 1e9
+    validation_ns = study.rln.verification_delay_ns(size)
+    extra_round_trips = math.ceil(wire / tcp_window_bytes) - 1
+    rtt_ns = 2 * study.latency_ns
+
+    rank = sends.drop_duplicates(["sender", "msg_hash", "to_host"]).set_index(["msg_hash", "sender", "to_host"])["send_rank"]
+    edge_rank = rank.reindex(list(zip(receipts["msg_hash"], receipts["from_host"], receipts["receiver"]))).to_numpy()
+    up_to_rank = edge_rank * copy_ns
+    edges = np.stack(
+        [
+            np.full(len(receipts), transmission_ns(study.latency_ns, wire, link_bps)),
+            study.latency_ns + up_to_rank,
+            study.latency_ns + np.maximum(up_to_rank, copy_ns + extra_round_trips * rtt_ns),
+        ],
+        axis=1,
+    ) + validation_ns
+
+    # sum the edges along each path, one hop level at a time: parents are one level up
+    row = {key: i for i, key in enumerate(zip(receipts["msg_hash"], receipts["receiver"]))}
+    parent_row = np.array([row.get(key, -1) for key in zip(receipts["msg_hash"], receipts["from_host"])])
+    hops = receipts["hop"].to_numpy()
+    totals = np.zeros_like(edges)
+    for level in range(1, int(hops.max()) + 1):
+        at = np.flatnonzero(hops == level)
+        totals[at] = edges[at] + (totals[parent_row[at]] if level > 1 else 0)
+    return pd.DataFrame(
+        (totals + study.rln.proof_generation_ns) / 1e6,
+        columns=["eq1_ms", "eq1_uplink_ms", "eq1_tcp_ms"],
+        index=receipts.index,
+    )

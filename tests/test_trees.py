@@ -1,0 +1,77 @@
+"""Delivery trees rebuilt from the recorded real runs."""
+
+import re
+
+import pandas as pd
+import pytest
+
+from waku_shadow import logs, trees
+from waku_shadow.errors import LogError, ValidationError
+
+from recorded import RUN_2KB, RUNS, copy_run
+
+
+@pytest.fixture(scope="module", params=RUNS, ids=lambda r: r.name)
+def receipts(request):
+    frame = logs.parse_run(request.param)["receipts"]
+    frame["hop"] = trees.hops(frame)
+    return frame
+
+
+def test_every_receiver_is_reached_once_with_hops_from_one(receipts):
+    assert not receipts.duplicated(["message", "receiver"]).any()
+    assert receipts["hop"].min() == 1
+    direct = receipts["from_host"] == receipts["publisher"]
+    assert (receipts.loc[direct, "hop"] == 1).all() and (receipts.loc[~direct, "hop"] > 1).all()
+
+
+def test_parents_receive_before_their_children(receipts):
+    got = receipts.set_index(["message", "receiver"])["received_ns"]
+    relayed = receipts[receipts["hop"] > 1]
+    parent_times = got.loc[list(zip(relayed["message"], relayed["from_host"]))].to_numpy()
+    assert (parent_times < relayed["received_ns"].to_numpy()).all()
+    # a child is one hop further than its parent
+    hop = receipts.set_index(["message", "receiver"])["hop"]
+    parent_hops = hop.loc[list(zip(relayed["message"], relayed["from_host"]))].to_numpy()
+    assert (relayed["hop"].to_numpy() == parent_hops + 1).all()
+
+
+def test_hop_histogram(receipts):
+    histogram = trees.hop_histogram(receipts)
+    assert histogram["receipts"].sum() == 15 * 6
+
+
+def test_a_link_to_a_node_that_never_received_is_named():
+    frame = logs.parse_run(RUN_2KB)["receipts"]
+    relayed = frame.index[frame["from_host"] != frame["publisher"]][0]
+    dropped_parent = frame.loc[relayed, "from_host"]
+    message = frame.loc[relayed, "message"]
+    broken = frame.drop(frame.index[(frame["message"] == message) & (frame["receiver"] == dropped_parent)])
+    with pytest.raises(ValidationError, match=f"message {message}: .* got it from {dropped_parent}, which never received it"):
+        trees.hops(broken)
+
+
+def test_a_cycle_is_named():
+    frame = pd.DataFrame(
+        {"message": 0, "publisher": "p", "receiver": ["a", "b"], "from_host": ["b", "a"], "received_ns": [1, 2]}
+    )
+    with pytest.raises(ValidationError, match="message 0: delivery links form a cycle"):
+        trees.hops(frame)
+
+
+def test_a_child_before_its_parent_is_named():
+    frame = pd.DataFrame(
+        {"message": 0, "publisher": "p", "receiver": ["a", "b"], "from_host": ["p", "a"], "received_ns": [5, 3]}
+    )
+    with pytest.raises(ValidationError, match="message 0: b received it at 3 ns from a, which only received it at 5 ns"):
+        trees.hops(frame)
+
+
+def test_ambiguous_short_ids_fail_loudly(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    identities = pd.read_csv(run / "identities.csv")
+    identities.loc[1, "short_peer_id"] = identities.loc[0, "short_peer_id"]
+    identities.to_csv(run / "identities.csv", index=False)
+    shared = re.escape(identities.loc[0, "short_peer_id"])
+    with pytest.raises(LogError, match=f"short peer ID {shared} is shared by node0000, node0001"):
+        logs.parse_run(run)
