@@ -20,7 +20,7 @@ def fake_shadow(tmp_path, body: str):
     script = tmp_path / "fake-shadow"
     script.write_text("#!/usr/bin/env python3\nimport sys, time\n" + textwrap.dedent(body))
     script.chmod(0o755)
-    (tmp_path / "shadow.yaml").write_text("general: {}\n")
+    (tmp_path / "shadow.yaml").write_text("general:\n  stop_time: 60 s\n")
     return str(script)
 
 
@@ -33,10 +33,17 @@ def test_completed_run_records_stats(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
     stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert stats.status == "completed"
-    assert stats.simulated_reached == "00:01:00"
+    assert stats.simulated_reached == "00:01:00.000"
     assert stats.peak_memory_bytes >= 3 * GIB - 1
     assert json.loads((tmp_path / "run_stats.json").read_text())["status"] == "completed"
     assert "simulated: 00:00:30.000" in (tmp_path / "shadow.stderr").read_text()
+
+
+def test_run_too_fast_for_a_progress_line_ends_at_the_stop_time(tmp_path, monkeypatch):
+    shadow = fake_shadow(tmp_path, 'print("** Shadow completed successfully", file=sys.stderr)\n')
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 10 * GIB)
+    stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+    assert (stats.simulated_reached, stats.simulated_end) == ("00:01:00.000", "00:01:00.000")
 
 
 HEARTBEAT = (

@@ -20,8 +20,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import yaml
+
 from .errors import RunError
 from .shadow_config import SHADOW_CONFIG, SHADOW_DATA
+from .units import duration_ns
 
 GIB = 1024**3
 PROGRESS = re.compile(r"simulated: (?P<now>[\d:.]+)/(?P<end>[\d:.]+)")
@@ -117,6 +120,11 @@ def latest_simulated_time(shadow_log: Path, progress: str) -> str:
     for stamp in LOG_SIMTIME.findall(tail):
         latest = max(latest, _parse_clock(stamp.decode()))
     return _clock(latest)
+
+
+def configured_stop_time(shadow_config: Path) -> str:
+    stop_time = yaml.safe_load(shadow_config.read_text())["general"]["stop_time"]
+    return _clock(duration_ns(stop_time, "general.stop_time"))
 
 
 def shadow_error(shadow_stderr: Path) -> str:
@@ -233,7 +241,8 @@ def run(
             + (f" (and {more} more)" if more > 0 else "")
             + f"; see {run_dir / SHADOW_STDOUT}"
         )
-    stats.simulated_reached = reader.simulated_end
+    # Fast runs may finish before Shadow prints a progress line: the stop time is where they ended.
+    stats.simulated_reached = stats.simulated_end = configured_stop_time(run_dir / SHADOW_CONFIG)
     stats.write(run_dir)
     return stats
 
