@@ -38,6 +38,8 @@ rule report:
         figure2=STUDY_DIR / "analysis" / "figure2.png",
     params:
         runs=expand(RUN_DIR, run=RUNS),
+        # not an input: the other study runs under its own config; the report says if it is missing
+        compare=f"--compare-with {STUDY_DIR.parent / STUDY.compare_with}" if STUDY.compare_with else "",
     shell:
         "waku-shadow report --notebook {input.notebook} --study-dir {STUDY_DIR} --runs {params.runs}"
-        " --out-notebook {output.notebook} --out-html {output.html}"
+        " --out-notebook {output.notebook} --out-html {output.html} {params.compare}"

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Record the real-run fixture the tests replay: tests/data/recorded/<run>/.
+"""Record a real-run fixture the tests replay: tests/data/<study>/<run>/.
 
-Runs tests/data/recorded.yaml through the workflow on the stack configured in
+    python scripts/record_fixture.py [recorded | recorded-cascade]
+
+Runs tests/data/<study>.yaml through the workflow on the stack configured in
 local.yaml, then keeps, per run, what the parser and validator read (nwaku's
 logs, gzipped, and the run's tables) minus anything naming this machine.
 """
@@ -17,24 +19,24 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = REPO / "tests" / "data" / "recorded.yaml"
-OUT = REPO / "tests" / "data" / "recorded"
+FIXTURES = REPO / "tests" / "data"
 KEEP = ["identities.csv", "links.csv", "schedule.csv", "run_stats.json", "shadow.stderr"]
 MACHINE_KEYS = ("stack", "resources")
 
 
-def main() -> int:
+def main(study: str = "recorded") -> int:
+    config, out = FIXTURES / f"{study}.yaml", FIXTURES / study
     results = REPO / "build" / "fixture-results"
     shutil.rmtree(results, ignore_errors=True)
     subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(CONFIG),
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config),
          "--config", f"resources={{results_dir: {results}}}"],
         cwd=REPO,
         check=True,
     )
-    shutil.rmtree(OUT, ignore_errors=True)
-    for run_dir in sorted((results / "recorded" / "runs").iterdir()):
-        target = OUT / run_dir.name
+    shutil.rmtree(out, ignore_errors=True)
+    for run_dir in sorted((results / study / "runs").iterdir()):
+        target = out / run_dir.name
         target.mkdir(parents=True)
         for name in KEEP:
             shutil.copy(run_dir / name, target / name)
@@ -53,4 +55,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*sys.argv[1:]))

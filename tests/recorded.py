@@ -9,12 +9,25 @@ from conftest import RECORDED
 RUN_2KB = RECORDED / "recorded" / "n16-size2000B-seed11"
 RUN_100KB = RECORDED / "recorded" / "n16-size100000B-seed11"
 RUNS = [RUN_2KB, RUN_100KB]
+CASCADE_RUNS = [RECORDED / "recorded-cascade" / name for name in ("n5-size2000B-seed5", "n5-size500000B-seed5")]
 
 
 def copy_run(run: Path, tmp_path: Path) -> Path:
     target = tmp_path / run.name
     shutil.copytree(run, target)
     return target
+
+
+def parsed_copies(runs: list[Path], base: Path, validate: bool = True) -> list[Path]:
+    """Copies of recorded runs, parsed (and validated) by the CLI as the workflow does it."""
+    from waku_shadow import cli
+
+    copies = [copy_run(run, base) for run in runs]
+    for run in copies:
+        assert cli.main(["parse", "--run-dir", str(run)]) == 0
+        if validate:
+            assert cli.main(["validate", "--run-dir", str(run)]) == 0
+    return copies
 
 
 def rewrite_log(run_dir: Path, host: str, edit) -> Path:

@@ -3,19 +3,15 @@
 import pandas as pd
 import pytest
 
-from waku_shadow import analysis, cli
+from waku_shadow import analysis
 
-from recorded import RUN_2KB, RUN_100KB, RUNS, copy_run
+from recorded import RUNS, parsed_copies
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The recorded runs, parsed by the CLI as the workflow parses them (adds hops)."""
-    base = tmp_path_factory.mktemp("runs")
-    copies = [copy_run(run, base) for run in RUNS]
-    for run in copies:
-        assert cli.main(["parse", "--run-dir", str(run)]) == 0
-    return copies
+    return parsed_copies(RUNS, tmp_path_factory.mktemp("runs"), validate=False)
 
 
 @pytest.fixture(scope="module")

@@ -83,7 +83,7 @@ def test_predict_along_a_hand_built_path():
     sends = pd.DataFrame(
         {"sender": ["p", "p", "a"], "msg_hash": "h", "to_host": ["x", "a", "b"], "send_rank": [1, 2, 1]}
     )
-    got = model.predict(receipts, sends, study, tcp_window_bytes=1 << 30)
+    got = model.predict(receipts, sends, study, window_bytes=1 << 30)
     hop_ms = 50 + copy_ms + 10
     assert list(got["eq1_ms"]) == pytest.approx([100 + hop_ms, 100 + hop_ms, 100 + 2 * hop_ms])
     # a's copy waits behind x's on p's uplink; b's path adds a's single copy
@@ -92,7 +92,7 @@ def test_predict_along_a_hand_built_path():
     )
     # with a window of 60 KB the 100 KB message needs one more round trip (100 ms) per hop,
     # which hides the queueing of a's copy (one copy, 82 ms, < one round trip)
-    windowed = model.predict(receipts, sends, study, tcp_window_bytes=60_000)
-    assert list(windowed["eq1_tcp_ms"]) == pytest.approx(
+    windowed = model.predict(receipts, sends, study, window_bytes=60_000)
+    assert list(windowed["eq1_window_ms"]) == pytest.approx(
         [100 + 50 + copy_ms + 100 + 10, 100 + 50 + copy_ms + 100 + 10, 100 + 2 * (50 + copy_ms + 100 + 10)]
     )

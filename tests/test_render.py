@@ -10,7 +10,7 @@ from waku_shadow import nwaku, schedule, shadow_config
 
 
 def test_gml_has_one_attribute_per_line(small_study):
-    text = shadow_config.gml(small_study)
+    text = shadow_config.gml(shadow_config.plan(small_study, 2000))
     assert 'latency "50 ms"' in text and 'host_bandwidth_up "100 Mbit"' in text
     for line in text.splitlines():
         stripped = line.strip()

@@ -5,7 +5,7 @@ import pytest
 
 from waku_shadow import cli, logs, stats
 
-from recorded import RUNS, copy_run
+from recorded import RUNS, parsed_copies
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +41,7 @@ def test_markdown_table(receipts):
 
 
 def test_summarize_writes_tables_figure_and_report(tmp_path):
-    runs = [copy_run(run, tmp_path / "runs") for run in RUNS]
-    for run in runs:
-        assert cli.main(["parse", "--run-dir", str(run)]) == 0
-        assert cli.main(["validate", "--run-dir", str(run)]) == 0
+    runs = parsed_copies(RUNS, tmp_path / "runs")
     out = tmp_path / "study"
     out.mkdir()
     assert cli.main(["summarize", "--study-config", str(runs[0] / "config.yaml"), "--out", str(out),
@@ -54,3 +51,14 @@ def test_summarize_writes_tables_figure_and_report(tmp_path):
     assert (out / "figures" / "latency_distributions.png").stat().st_size > 20_000
     report = (out / "report.md").read_text()
     assert "| n16-size2000B-seed11 | 2 KB |" in report and "passed" in report
+
+
+def test_two_studies_compare_on_the_sizes_both_have():
+    ours = pd.DataFrame({"size_bytes": [2000, 25000], "count": [10, 10], "min": [100.0, 110.0], "mean": [200.0, 220.0],
+                         "p50": [190.0, 210.0], "p95": [300.0, 330.0], "max": [400.0, 440.0]})
+    other = pd.DataFrame({"size_bytes": [2000], "count": [20], "min": [50.0], "mean": [400.0],
+                          "p50": [380.0], "p95": [600.0], "max": [800.0]})
+    table = stats.compare(ours, other).set_index("statistic")
+    assert list(table["size_bytes"]) == [2000] * 5
+    assert table.loc["min", "ratio"] == 2.0 and table.loc["max", "ratio"] == 0.5
+    assert table.loc["p95", ["ours_ms", "other_ms"]].tolist() == [300.0, 600.0]

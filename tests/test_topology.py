@@ -40,5 +40,12 @@ def test_impossible_topology_says_so(monkeypatch):
 
 
 def test_publishers_are_distinct_and_seeded():
-    chosen = topology.choose_publishers(1000, 10, 1)
-    assert len(set(chosen)) == 10 and chosen == topology.choose_publishers(1000, 10, 1)
+    chosen = topology.choose_publishers("random", 1000, 10, 1)
+    assert len(set(chosen)) == 10 and chosen == topology.choose_publishers("random", 1000, 10, 1)
+
+
+def test_cascade_is_a_line_published_from_its_head():
+    line = topology.build("cascade", 5, peers_per_node=1, seed=3)
+    assert line.dials == ((1,), (2,), (3,), (4,), ())
+    assert line.neighbours() == [{1}, {0, 2}, {1, 3}, {2, 4}, {3}]
+    assert topology.choose_publishers("cascade", 5, 1, seed=3) == [0]

@@ -64,3 +64,17 @@ def test_bad_config_stops_before_any_rule(tmp_path):
     code, out = dry_run("--configfile", str(bad))
     assert code != 0
     assert "network.peers_per_node: 9 must be less than network.nodes (5)" in out
+
+
+def test_world_study_with_fewer_sizes_reports_beside_the_paper_study(tmp_path):
+    code, out = dry_run(
+        "-p",
+        "--configfile",
+        "configs/world.yaml",
+        "--config",
+        'traffic={"message_sizes": ["2 KB", "25 KB"]}',
+        f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}",
+    )
+    assert code == 0, out
+    assert job_counts(out)["simulate"] == 2
+    assert f"--compare-with {tmp_path}/results/paper" in out

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import config as cfg
-from . import model
+from . import model, paper
 
 MODELS = {
     "eq1_ms": "Equation 1 as written",
     "eq1_uplink_ms": "+ uplink serialisation",
-    "eq1_tcp_ms": "+ uplink + TCP window",
+    "eq1_window_ms": "+ uplink + flow-control window",
 }
 
 
@@ -21,10 +22,19 @@ def run_receipts(run_dir: Path) -> pd.DataFrame:
     receipts = pd.read_parquet(run_dir / "receipts.parquet")
     sends = pd.read_parquet(run_dir / "sends.parquet")
     study = cfg.load(run_dir / "config.yaml")
-    receipts = receipts.join(model.predict(receipts, sends, study))
+    receipts = receipts.join(model.predict(receipts, sends, study, one_way_ns=edge_one_way_ns(run_dir, study, receipts)))
     for column in MODELS:
         receipts[column.replace("_ms", "_residual_ms")] = receipts["latency_ms"] - receipts[column]
     return receipts.assign(run=run_dir.name)
+
+
+def edge_one_way_ns(run_dir: Path, study: cfg.Study, receipts: pd.DataFrame):
+    """The one-way latency of every receipt's last edge (from-peer to receiver); None in a single place."""
+    if study.locations is None:
+        return None
+    where = pd.read_csv(run_dir / "identities.csv").set_index("host")["location"]
+    pairs = zip(where.reindex(receipts["from_host"]), where.reindex(receipts["receiver"]))
+    return np.array([float(study.locations.one_way_ns(a, b)) for a, b in pairs])
 
 
 def residual_summary(receipts: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -86,3 +96,18 @@ def first_hops(receipts: pd.DataFrame, sends: pd.DataFrame) -> pd.DataFrame:
     sent = publisher_sends.groupby(["msg_hash", "message", "size_bytes", "warmup"]).size().rename("publisher_sent_to")
     direct = receipts[receipts["hop"] == 1].groupby("msg_hash").size().rename("first_hop_receivers")
     return sent.reset_index().join(direct, on="msg_hash")
+
+
+def multihost_table3(run_dirs: list[Path]) -> pd.DataFrame:
+    """The paper's Table 3 beside a cascade over locations; empty for any other study.
+
+    A cascade's node i is the line's i-th node, so the locations of the nodes in
+    index order are the path a message travels.
+    """
+    study = cfg.load(run_dirs[0] / "config.yaml")
+    if study.topology != "cascade" or study.locations is None:
+        return pd.DataFrame()
+    path = list(pd.read_csv(run_dirs[0] / "identities.csv")["location"])
+    receipts = pd.concat([pd.read_parquet(run / "receipts.parquet") for run in run_dirs], ignore_index=True)
+    publishes = pd.concat([pd.read_parquet(run / "publishes.parquet") for run in run_dirs], ignore_index=True)
+    return paper.table3_comparison(receipts, publishes, path, study)

@@ -12,7 +12,6 @@ from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from . import config as cfg
 from . import logs, pipeline, plots, report, runner, shadow_config, stack, stats, trees, validation
@@ -164,7 +163,7 @@ def cmd_report(args) -> None:
     papermill.execute_notebook(
         args.notebook,
         str(out),
-        parameters={"study_dir": args.study_dir, "runs": args.runs},
+        parameters={"study_dir": args.study_dir, "runs": args.runs, "compare_with": args.compare_with or ""},
         kernel_name="python3",
         progress_bar=False,
         cwd=str(Path.cwd()),
@@ -230,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-notebook", required=True)
     p.add_argument("--out-html", required=True)
     p.add_argument("--runs", nargs="+", required=True)
+    p.add_argument("--compare-with", help="another study's folder, shown beside this one")
     p.set_defaults(func=cmd_report)
 
     args = parser.parse_args(argv)

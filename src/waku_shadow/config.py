@@ -11,7 +11,7 @@ import copy
 import csv
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources as importlib_resources
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from . import locations as loc
 from . import units
 from .errors import ConfigError
 
@@ -63,6 +64,21 @@ class Rln:
 
 
 @dataclass(frozen=True)
+class Locations:
+    matrix: loc.RttMatrix
+    matrix_path: str
+    one_way_fraction: float
+    weights: tuple[tuple[str, float], ...]
+    assignment: str
+
+    def of_nodes(self, nodes: int, seed: int) -> list[str]:
+        return loc.assign(nodes, list(self.weights), self.assignment, seed)
+
+    def one_way_ns(self, a: str, b: str) -> int:
+        return loc.one_way_ns(self.matrix, a, b, self.one_way_fraction)
+
+
+@dataclass(frozen=True)
 class Stack:
     shadow_binary: str | None
     shadow_repository: str
@@ -89,8 +105,10 @@ class Study:
     name: str
     seed: int
     nodes: int
-    peers_per_node: int
-    latency_ns: int
+    topology: str
+    peers_per_node: int  # 1 in a cascade: a node dials only the next one
+    latency_ns: int | None  # None when the latencies come from locations
+    locations: Locations | None
     bandwidth_up_bps: int
     bandwidth_down_bps: int
     packet_loss: float
@@ -106,6 +124,7 @@ class Study:
     drain_ns: int
     stop_time_override_ns: int | None
     nwaku_log_level: str
+    compare_with: str | None
     stack: Stack
     resources: Resources
     resolved: dict = field(compare=False, repr=False)
@@ -204,7 +223,21 @@ def _resolve(raw: dict) -> Study:
     net, gs, traffic, rln, sh = (cfg[k] for k in ("network", "gossipsub", "traffic", "rln", "shadow"))
 
     nodes = net["nodes"]
-    if net["peers_per_node"] >= nodes:
+    # keys another setting makes meaningless are refused when given and resolve to null
+    raw_net = raw.get("network") or {}
+    if net["topology"] == "cascade":
+        if raw_net.get("peers_per_node") is not None:
+            raise ConfigError("network.peers_per_node: a cascade's nodes dial only their neighbour; remove the key")
+        net["peers_per_node"] = None
+    elif net["peers_per_node"] is None:
+        raise ConfigError("network.peers_per_node: a random topology needs it")
+    if net["locations"] is not None:
+        if raw_net.get("latency") is not None:
+            raise ConfigError("network.latency: with network.locations the latencies come from its rtt_matrix; remove the key")
+        net["latency"] = None
+    elif net["latency"] is None:
+        raise ConfigError("network.latency: needed unless network.locations is set")
+    if net["topology"] == "random" and net["peers_per_node"] >= nodes:
         raise ConfigError(
             f"network.peers_per_node: {net['peers_per_node']} must be less than network.nodes ({nodes})"
         )
@@ -242,8 +275,10 @@ def _resolve(raw: dict) -> Study:
         name=cfg["study"],
         seed=cfg["seed"],
         nodes=nodes,
-        peers_per_node=net["peers_per_node"],
-        latency_ns=units.duration_ns(net["latency"], "network.latency"),
+        topology=net["topology"],
+        peers_per_node=1 if net["topology"] == "cascade" else net["peers_per_node"],
+        latency_ns=None if net["latency"] is None else units.duration_ns(net["latency"], "network.latency"),
+        locations=None if net["locations"] is None else _locations(net["locations"]),
         bandwidth_up_bps=_positive(units.bandwidth_bps(net["bandwidth_up"], "network.bandwidth_up"), "network.bandwidth_up"),
         bandwidth_down_bps=_positive(units.bandwidth_bps(net["bandwidth_down"], "network.bandwidth_down"), "network.bandwidth_down"),
         packet_loss=float(net["packet_loss"]),
@@ -259,6 +294,7 @@ def _resolve(raw: dict) -> Study:
         drain_ns=drain,
         stop_time_override_ns=stop,
         nwaku_log_level=sh["nwaku_log_level"],
+        compare_with=cfg["report"]["compare_with"],
         stack=_stack(cfg["stack"]),
         resources=Resources(
             memory_floor_bytes=units.size_bytes(cfg["resources"]["memory_floor"], "resources.memory_floor"),
@@ -276,6 +312,36 @@ def _resolve(raw: dict) -> Study:
             f"{units.shadow_time(study.last_publish_ns)}"
         )
     return study
+
+
+def _locations(locations: dict) -> Locations:
+    path = Path(locations["rtt_matrix"])
+    if not path.is_absolute():
+        path = REPO_ROOT / path
+    same_location = units.duration_ns(locations["same_location_rtt"], "network.locations.same_location_rtt")
+    try:
+        matrix = loc.read_rtt_matrix(path, same_location)
+    except ConfigError as exc:
+        raise ConfigError(f"network.locations.rtt_matrix: {exc}") from None
+    names = locations["names"]
+    unknown = [name for name in names if name not in matrix.names]
+    if unknown:
+        raise ConfigError(
+            f"network.locations.names: {unknown[0]!r} is not in {locations['rtt_matrix']}; "
+            f"its locations: {', '.join(matrix.names)}"
+        )
+    weights = locations["weights"] or [1] * len(names)
+    if len(weights) != len(names):
+        raise ConfigError(
+            f"network.locations.weights: {len(weights)} weights for {len(names)} names; give one per name"
+        )
+    return Locations(
+        matrix=matrix,
+        matrix_path=locations["rtt_matrix"],
+        one_way_fraction=float(locations["one_way_fraction"]),
+        weights=tuple((name, float(weight)) for name, weight in zip(names, weights)),
+        assignment=locations["assignment"],
+    )
 
 
 def _positive(value: int, key: str) -> int:
@@ -352,7 +418,8 @@ def _check_schema(raw: dict) -> None:
 
 
 def _with_defaults(instance: Any, node: dict) -> Any:
-    if node.get("type") != "object" or not isinstance(instance, dict):
+    types = node.get("type")
+    if "object" not in (types if isinstance(types, list) else [types]) or not isinstance(instance, dict):
         return instance
     filled = dict(instance)
     for name, sub in node.get("properties", {}).items():
@@ -365,9 +432,3 @@ def _with_defaults(instance: Any, node: dict) -> Any:
 
 def dump_resolved(study: Study) -> str:
     return yaml.safe_dump(study.resolved, sort_keys=False)
-
-
-def as_dict(study: Study) -> dict:
-    data = asdict(study)
-    data.pop("resolved")
-    return data

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
+
 # nim-libp2p's gossipsub (as pinned by nwaku v0.36.0) caps a publisher's flood by
 # what it estimates it can send in one heartbeat: bandwidthEstimatebps = 100 Mbps,
 # heartbeatInterval = 1 s (nwaku's GossipsubParameters), data = the encoded message.
@@ -57,7 +60,7 @@ def bandwidth_amplification(degree: int) -> float:
     return float(degree)
 
 
-def transmission_ns(one_way_ns: int, message_bytes: int, bandwidth_bps: int) -> float:
+def transmission_ns(one_way_ns, message_bytes: int, bandwidth_bps: int):
     """L_t = one-way latency + serialisation of the message at the link's bandwidth."""
     return one_way_ns + message_bytes * 8 / bandwidth_bps * 1e9
 
@@ -79,13 +82,39 @@ def wire_bytes(payload_bytes: int) -> float:
     return (payload_bytes + WIRE_OVERHEAD_BYTES) * SEGMENT_BYTES / SEGMENT_PAYLOAD_BYTES
 
 
-# The congestion window a connection offers a large message in these runs (Shadow's TCP is
-# Reno from 10 segments; receive buffers are sized to the bandwidth-delay product, so the
-# congestion window is the limit). A message larger than this waits one more round trip.
-TCP_WINDOW_BYTES = 256 * 1024
+# A TCP connection idle for longer than its retransmission timeout restarts slow start from
+# the initial window (RFC 5681 section 4.1; Linux's tcp_slow_start_after_idle, on by default),
+# 10 segments since RFC 6928, of 1448 payload bytes with TCP timestamps on (Linux's default).
+# Shadow's TCP keeps the window open across idle periods.
+INITIAL_WINDOW_SEGMENTS = 10
+TIMESTAMPED_SEGMENT_PAYLOAD_BYTES = 1448
 
 
-def predict(receipts: "pd.DataFrame", sends: "pd.DataFrame", study, tcp_window_bytes: int = TCP_WINDOW_BYTES) -> "pd.DataFrame":
+def slow_start_rounds(wire_bytes: float, initial_window_segments: int = INITIAL_WINDOW_SEGMENTS) -> int:
+    """Extra round trips to send ``wire_bytes`` from the initial window, doubling every round."""
+    window = initial_window_segments * TIMESTAMPED_SEGMENT_PAYLOAD_BYTES
+    sent, rounds = window, 0
+    while sent < wire_bytes:
+        window *= 2
+        sent += window
+        rounds += 1
+    return rounds
+
+
+# How many bytes a stream may have in flight before the receiver's flow-control credit
+# returns. The muxer's window is the limit in these runs: yamux's default receive window is
+# 256 000 bytes (nim-libp2p YamuxDefaultWindowSize), and W = 256 KiB reproduces the one
+# extra round trip that 500 KB messages (513 KB on the wire) take per hop.
+WINDOW_BYTES = 256 * 1024
+
+
+def predict(
+    receipts: pd.DataFrame,
+    sends: pd.DataFrame,
+    study,
+    window_bytes: int = WINDOW_BYTES,
+    one_way_ns: np.ndarray | None = None,
+) -> pd.DataFrame:
     """Equation 1 for every receipt along its reconstructed path: as written and with two terms added.
 
     For the edge parent -> child of a path, with S the message's wire bytes:
@@ -93,29 +122,29 @@ def predict(receipts: "pd.DataFrame", sends: "pd.DataFrame", study, tcp_window_b
     - ``eq1_uplink_ms``: the parent's uplink carries the copies it handed to earlier peers
       first, so L_t = one-way + rank x S / upload bandwidth, rank being the child's place in
       the parent's send order (a flooding publisher's first hop is bandwidth-bound);
-    - ``eq1_tcp_ms``: also a message larger than the congestion window W waits
+    - ``eq1_window_ms``: also a message larger than the flow-control window W waits
       ceil(S / W) - 1 round trips: L_t = one-way + max(rank x S / B, S / B + rounds x RTT).
-    A receipt's prediction is L_g plus the sum over the edges of its path.
+    A receipt's prediction is L_g plus the sum over the edges of its path. ``one_way_ns``
+    gives each receipt's edge (from-peer to receiver) its own latency; by default every
+    edge has the study's.
     """
-    import numpy as np
-    import pandas as pd
-
     size = study.message_sizes[0]
     wire = wire_bytes(size)
     link_bps = min(study.bandwidth_up_bps, study.bandwidth_down_bps)
     copy_ns = wire * 8 / study.bandwidth_up_bps * 1e9
     validation_ns = study.rln.verification_delay_ns(size)
-    extra_round_trips = math.ceil(wire / tcp_window_bytes) - 1
-    rtt_ns = 2 * study.latency_ns
+    extra_round_trips = math.ceil(wire / window_bytes) - 1
+    if one_way_ns is None:
+        one_way_ns = np.full(len(receipts), float(study.latency_ns))
 
     rank = sends.drop_duplicates(["sender", "msg_hash", "to_host"]).set_index(["msg_hash", "sender", "to_host"])["send_rank"]
     edge_rank = rank.reindex(list(zip(receipts["msg_hash"], receipts["from_host"], receipts["receiver"]))).to_numpy()
     up_to_rank = edge_rank * copy_ns
     edges = np.stack(
         [
-            np.full(len(receipts), transmission_ns(study.latency_ns, wire, link_bps)),
-            study.latency_ns + up_to_rank,
-            study.latency_ns + np.maximum(up_to_rank, copy_ns + extra_round_trips * rtt_ns),
+            transmission_ns(one_way_ns, wire, link_bps),
+            one_way_ns + up_to_rank,
+            one_way_ns + np.maximum(up_to_rank, copy_ns + extra_round_trips * 2 * one_way_ns),
         ],
         axis=1,
     ) + validation_ns
@@ -130,6 +159,6 @@ def predict(receipts: "pd.DataFrame", sends: "pd.DataFrame", study, tcp_window_b
         totals[at] = edges[at] + (totals[parent_row[at]] if level > 1 else 0)
     return pd.DataFrame(
         (totals + study.rln.proof_generation_ns) / 1e6,
-        columns=["eq1_ms", "eq1_uplink_ms", "eq1_tcp_ms"],
+        columns=["eq1_ms", "eq1_uplink_ms", "eq1_window_ms"],
         index=receipts.index,
     )

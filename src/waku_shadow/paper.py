@@ -66,3 +66,73 @@ def multihost_extremes() -> dict[int, tuple[float, float]]:
     table = table5()
     mh = table[table["setup"] == "m-h"].pivot(index="size_bytes", columns="statistic", values="latency_ms")
     return {int(size): (float(row["min"]), float(row["max"])) for size, row in mh.iterrows()}
+
+
+def table3() -> pd.DataFrame:
+    """Table 3 as size_bytes, component, from, to, latency_ms ('' where a column does not apply)."""
+    table = read_table("table3_multihost_per_hop_ms.csv").fillna("")
+    table["size_bytes"] = table.pop("size_kb") * 1000
+    return table
+
+
+def table3_comparison(receipts: pd.DataFrame, publishes: pd.DataFrame, path: list[str], study) -> pd.DataFrame:
+    """Our cascade in the shape of Table 3, the paper's values beside ours and ours / paper per cell.
+
+    ``path`` names the location of every node of the line, publisher first. Hop h runs from
+    path[h-1] to path[h]; its L_t is the child's receipt minus the parent's (the publish for
+    h = 1) minus the configured L_v; ``expected_ms`` is what the link alone explains,
+    RTT/2 + wire bytes / bandwidth, and ``slow_start_restart_ms`` adds the round trips a TCP
+    connection needs when it restarts slow start after idling (model.slow_start_rounds).
+    The total is the mean latency at the end of the line.
+    """
+    from . import model
+
+    measured = receipts[~receipts["warmup"]]
+    received = measured.set_index(["msg_hash", "hop"])["received_ns"]
+    sent = publishes[~publishes["warmup"]].set_index("msg_hash")
+    paper = table3().set_index(["size_bytes", "component", "from", "to"])["latency_ms"]
+    rows = []
+    for size, group in measured.groupby("size_bytes"):
+        hashes = group["msg_hash"].unique()
+        generation = (sent.loc[hashes, "publish_ns"] - sent.loc[hashes, "intent_ns"]).mean() / 1e6
+        rows.append({"size_bytes": size, "component": "L_g", "from": path[0], "to": "", "ours_ms": generation})
+        validation = study.rln.verification_delay_ns(size) / 1e6
+        previous = sent.loc[hashes, "publish_ns"]
+        for hop in range(1, len(path)):
+            at_hop = received.reindex([(h, hop) for h in hashes]).to_numpy()
+            hop_ms = (at_hop - previous.to_numpy()).mean() / 1e6
+            previous = pd.Series(at_hop, index=hashes)
+            link = path[hop - 1], path[hop]
+            one_way = study.locations.one_way_ns(*link)
+            wire = model.wire_bytes(size)
+            expected = model.transmission_ns(one_way, wire, min(study.bandwidth_up_bps, study.bandwidth_down_bps)) / 1e6
+            restart = expected + model.slow_start_rounds(wire) * 2 * one_way / 1e6
+            rows.append({"size_bytes": size, "component": "L_t", "from": link[0], "to": link[1],
+                         "ours_ms": hop_ms - validation, "expected_ms": expected, "slow_start_restart_ms": restart})
+            rows.append({"size_bytes": size, "component": "L_v", "from": "", "to": link[1], "ours_ms": validation})
+        last = group[group["hop"] == len(path) - 1]["latency_ms"].mean()
+        rows.append({"size_bytes": size, "component": "total", "from": path[0], "to": path[-1], "ours_ms": last})
+    table = pd.DataFrame(rows)
+    keys = zip(table["size_bytes"], table["component"], table["from"], table["to"])
+    table["paper_ms"] = [float(paper.get(key, float("nan"))) for key in keys]
+    table["ratio"] = table["ours_ms"] / table["paper_ms"]
+    return table[["size_bytes", "component", "from", "to", "paper_ms", "ours_ms", "ratio", "expected_ms", "slow_start_restart_ms"]]
+
+
+def table3_markdown(comparison: pd.DataFrame) -> str:
+    """Table 3's layout: one row per component and link, one column per size, paper / ours (ratio)."""
+    sizes = sorted(comparison["size_bytes"].unique())
+    lines = [
+        "| component | link | " + " | ".join(human_size(int(s)) for s in sizes) + " |",
+        "|---|---|" + "---:|" * len(sizes),
+    ]
+    order = comparison.drop_duplicates(["component", "from", "to"])[["component", "from", "to"]]
+    cells = comparison.set_index(["component", "from", "to", "size_bytes"])
+    for row in order.itertuples(index=False):
+        link = " → ".join(part for part in (row[1], row[2]) if part)
+        values = []
+        for size in sizes:
+            cell = cells.loc[(row[0], row[1], row[2], size)]
+            values.append(f"{cell['paper_ms']:.0f} / {cell['ours_ms']:.0f} ({cell['ratio']:.2f})")
+        lines.append(f"| {row[0]} | {link} | " + " | ".join(values) + " |")
+    return "\n".join(lines) + "\n"

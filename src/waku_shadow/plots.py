@@ -144,3 +144,22 @@ def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path) -> None
     out.parent.mkdir(parents=True, exist_ok=True)
     grid.figure.savefig(out, dpi=150, bbox_inches="tight")
     plt.close(grid.figure)
+
+
+def compared_distributions(studies: dict[str, pd.DataFrame], out: Path) -> None:
+    """Latency ECDFs of several studies, one panel per message size they all have."""
+    measured = {name: r[~r["warmup"].astype(bool)] for name, r in studies.items()}
+    sizes = sorted(set.intersection(*(set(r["size_bytes"]) for r in measured.values())))
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 3.6), squeeze=False)
+    for ax, size in zip(axes.flat, sizes):
+        for name, receipts in measured.items():
+            sns.ecdfplot(receipts[receipts["size_bytes"] == size], x="latency_ms", ax=ax, label=name)
+        ax.set_title(f"Message size = {human_size(int(size))}")
+        ax.set_xlabel("Latency (ms)")
+        ax.set_ylabel("Share of receipts")
+        ax.legend()
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)

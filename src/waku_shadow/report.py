@@ -13,13 +13,26 @@ from .runner import read_stats
 from .units import human_size, shadow_bandwidth, shadow_time
 
 
+def network_description(study: Study) -> str:
+    if study.topology == "cascade":
+        layout = "in a line, each dialling the next"
+    else:
+        layout = f"each dialling {study.peers_per_node} random peers"
+    if study.locations is None:
+        return f"{layout}; one-way latency {shadow_time(study.latency_ns)}"
+    places = ", ".join(name for name, _ in study.locations.weights)
+    return (
+        f"{layout}; spread over {places} ({study.locations.assignment.replace('_', ' ')}), one-way latency "
+        f"{study.locations.one_way_fraction:g} x the RTTs of {study.locations.matrix_path}"
+    )
+
+
 def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figure: Path) -> str:
     gs = study.gossipsub.effective()
     lines = [
         f"# {study.name}",
         "",
-        f"{study.nodes} nwaku nodes in Shadow, each dialling {study.peers_per_node} random peers; "
-        f"one-way latency {shadow_time(study.latency_ns)}, {shadow_bandwidth(study.bandwidth_up_bps)} up / "
+        f"{study.nodes} nwaku nodes in Shadow, {network_description(study)}, {shadow_bandwidth(study.bandwidth_up_bps)} up / "
         f"{shadow_bandwidth(study.bandwidth_down_bps)} down, packet loss {study.packet_loss}; "
         f"gossipsub D={gs['d']} (D_low={gs['d_low']}, D_high={gs['d_high']}, D_lazy={gs['d_lazy']}).",
         f"{study.publishers} publishers x {study.messages_per_publisher} messages per size, after "

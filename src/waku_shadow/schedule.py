@@ -38,7 +38,7 @@ class Message:
 
 def build(study: Study, size_bytes: int) -> list[Message]:
     """Warm-up messages first, then every publisher's measured messages, round-robin."""
-    publishers = choose_publishers(study.nodes, study.publishers, study.seed)
+    publishers = choose_publishers(study.topology, study.nodes, study.publishers, study.seed)
     messages = []
     for index in range(study.messages_per_run):
         publish_at = study.bootstrap_ns + index * study.interval_ns

@@ -9,6 +9,7 @@ import pandas as pd
 import yaml
 
 from . import identities as ids
+from . import locations as loc
 from . import nwaku, schedule, topology
 from .config import Study
 from .units import shadow_bandwidth, shadow_time
@@ -29,6 +30,7 @@ class RunPlan:
     identities: list[ids.Identity]
     topology: topology.Topology
     messages: list[schedule.Message]
+    node_locations: list[str] | None  # per node, when the study spreads nodes over locations
 
     @property
     def publishers(self) -> set[int]:
@@ -40,12 +42,32 @@ def plan(study: Study, size_bytes: int) -> RunPlan:
         study=study,
         size_bytes=size_bytes,
         identities=ids.generate(study.nodes, study.seed),
-        topology=topology.random_dials(study.nodes, study.peers_per_node, study.seed),
+        topology=topology.build(study.topology, study.nodes, study.peers_per_node, study.seed),
         messages=schedule.build(study, size_bytes),
+        node_locations=None if study.locations is None else study.locations.of_nodes(study.nodes, study.seed),
     )
 
 
-def gml(study: Study) -> str:
+def used_locations(run: RunPlan) -> list[str]:
+    """The locations that hold nodes, in the order of the study's names: the graph's node ids."""
+    return [name for name, _ in run.study.locations.weights if name in set(run.node_locations)]
+
+
+def gml(run: RunPlan) -> str:
+    study = run.study
+    if run.node_locations is not None:
+        return loc.gml(
+            study.locations.matrix,
+            used_locations(run),
+            study.locations.one_way_fraction,
+            study.bandwidth_down_bps,
+            study.bandwidth_up_bps,
+            study.packet_loss,
+        )
+    return single_place_gml(study)
+
+
+def single_place_gml(study: Study) -> str:
     """One network node every host attaches to; its self-loop carries the study's latency and loss.
 
     Shadow's GML parser wants one attribute per line.
@@ -74,10 +96,11 @@ def gml(study: Study) -> str:
 def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     study = run.study
     in_degrees = run.topology.in_degrees()
-    connections = nwaku.max_connections(max(in_degrees), study.peers_per_node)
+    connections = nwaku.max_connections(max(in_degrees), max(len(d) for d in run.topology.dials))
     max_msg_size = max(MIN_MAX_MSG_SIZE, run.size_bytes + MSG_SIZE_HEADROOM)
     env = nwaku.environment(study)
     publish_url = f"http://127.0.0.1:{nwaku.REST_PORT}{REST_PUBLISH_PATH}"
+    graph_node = {name: i for i, name in enumerate(used_locations(run))} if run.node_locations else None
 
     hosts = {}
     for me in run.identities:
@@ -132,7 +155,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                 }
             )
         hosts[me.host] = {
-            "network_node_id": 0,
+            "network_node_id": 0 if graph_node is None else graph_node[run.node_locations[me.index]],
             "ip_addr": me.ip,
             "processes": processes,
         }
@@ -145,15 +168,15 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         "model_unblocked_syscall_latency": True,
         "data_directory": SHADOW_DATA,
     }
-    return {
-        "general": general,
-        "network": {"graph": {"type": "gml", "file": {"path": NETWORK_GRAPH}}},
-        "hosts": hosts,
-    }
+    network = {"graph": {"type": "gml", "file": {"path": NETWORK_GRAPH}}}
+    if run.node_locations is not None:
+        # the graph is complete: route every pair over its own edge, as the matrix says
+        network["use_shortest_path"] = False
+    return {"general": general, "network": network, "hosts": hosts}
 
 
 def identities_frame(run: RunPlan) -> pd.DataFrame:
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "host": [i.host for i in run.identities],
             "ip": [i.ip for i in run.identities],
@@ -163,6 +186,9 @@ def identities_frame(run: RunPlan) -> pd.DataFrame:
             "publisher": [i.index in run.publishers for i in run.identities],
         }
     )
+    if run.node_locations is not None:
+        frame["location"] = run.node_locations
+    return frame
 
 
 def links_frame(run: RunPlan) -> pd.DataFrame:
@@ -178,7 +204,7 @@ def render(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> None:
     schedule.write(run.messages, hosts, run_dir)
     identities_frame(run).to_csv(run_dir / "identities.csv", index=False)
     links_frame(run).to_csv(run_dir / "links.csv", index=False)
-    (run_dir / NETWORK_GRAPH).write_text(gml(run.study))
+    (run_dir / NETWORK_GRAPH).write_text(gml(run))
     config = shadow_yaml(run, run_dir, wakunode2, curl)
     (run_dir / SHADOW_CONFIG).write_text(yaml.dump(config, Dumper=_PlainDumper, sort_keys=False, width=1000))
 

@@ -37,3 +37,21 @@ def to_markdown(summary: pd.DataFrame) -> str:
         for r in summary.itertuples()
     ]
     return "\n".join([header, rule, *rows]) + "\n"
+
+
+def compare(ours: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Two studies' summaries side by side for the sizes both have: statistic, ours, other, ours / other."""
+    both = ours.merge(other, on="size_bytes", suffixes=("_ours", "_other"))
+    rows = [
+        {
+            "size_bytes": int(row["size_bytes"]),
+            "statistic": statistic,
+            "ours_ms": row[f"{statistic}_ours"],
+            "other_ms": row[f"{statistic}_other"],
+        }
+        for row in both.to_dict("records")
+        for statistic in ("min", "mean", "p50", "p95", "max")
+    ]
+    table = pd.DataFrame(rows, columns=["size_bytes", "statistic", "ours_ms", "other_ms"])
+    table["ratio"] = table["ours_ms"] / table["other_ms"]
+    return table

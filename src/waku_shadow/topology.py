@@ -1,4 +1,4 @@
-"""The peer graph: which nodes each node dials, drawn at random from a seed."""
+"""The peer graph: which nodes each node dials, drawn at random from a seed or laid out as a line."""
 
 from __future__ import annotations
 
@@ -93,6 +93,20 @@ def random_dials(nodes: int, peers_per_node: int, seed: int) -> Topology:
     )
 
 
-def choose_publishers(nodes: int, publishers: int, seed: int) -> list[int]:
+def cascade(nodes: int, seed: int) -> Topology:
+    """The nodes in a line, each dialling the next: node i's only peers are i-1 and i+1."""
+    return Topology(nodes, tuple((i + 1,) if i + 1 < nodes else () for i in range(nodes)), seed, 0)
+
+
+def build(kind: str, nodes: int, peers_per_node: int, seed: int) -> Topology:
+    if kind == "cascade":
+        return cascade(nodes, seed)
+    return random_dials(nodes, peers_per_node, seed)
+
+
+def choose_publishers(kind: str, nodes: int, publishers: int, seed: int) -> list[int]:
+    """A cascade publishes from its head, so messages travel the whole line; otherwise at random."""
+    if kind == "cascade":
+        return list(range(publishers))
     rng = random.Random(f"waku-shadow publishers seed={seed}")
     return sorted(rng.sample(range(nodes), publishers))
