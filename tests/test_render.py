@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from waku_shadow import config as cfg
 from waku_shadow import nwaku, schedule, shadow_config
 
 
@@ -118,3 +119,12 @@ def test_connection_limit_admits_every_inbound_link():
     limit = nwaku.max_connections(max_in_degree=45, max_out_degree=25)
     relay = -(-limit * 6 // 10)
     assert relay - relay // 3 >= 45
+
+
+def test_nwaku_defaults_keep_nwakus_own_services(small_study):
+    me, *peers = shadow_config.plan(small_study, 2000).identities[:3]
+    relay_only = nwaku.args(small_study, me, peers, rest=False, max_msg_size=1, connections=50)
+    baseline_study = cfg.resolve({**small_study.study_config(), "shadow": {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO"}})
+    baseline = nwaku.args(baseline_study, me, peers, rest=False, max_msg_size=1, connections=50)
+    assert set(relay_only) - set(baseline) == set(nwaku.RELAY_ONLY_FLAGS) | {"--log-level=NOTICE"}
+    assert set(baseline) - set(relay_only) == {"--log-level=INFO"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import platform
 import shutil
 import sys
@@ -14,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import logs, pipeline, plots, report, runner, shadow_config, stack, stats, trees, validation
-from .errors import StackError, ValidationError, WakuShadowError
+from . import bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, trees, validation
+from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 RUN_CONFIG = "config.yaml"
 PROVENANCE = "provenance.json"
@@ -173,6 +174,14 @@ def cmd_report(args) -> None:
     Path(args.out_html).write_text(html)
 
 
+def cmd_bench(args) -> None:
+    """Run one or two study configs at one message size and record what each run cost."""
+    if len(args.configs) > 2:
+        raise ConfigError(f"bench compares at most two configs, got {len(args.configs)}")
+    rows, receipts = bench.run(args.configs, args.size, Path(args.out), args.cores)
+    print(bench.to_text(rows, receipts))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="waku-shadow", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -231,6 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", nargs="+", required=True)
     p.add_argument("--compare-with", help="another study's folder, shown beside this one")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("bench", help="measure what a run costs: wall time, memory, speed, log volume")
+    p.add_argument("configs", nargs="+", help="one study config, or two to compare (second / first); "
+                   "join overlays with '+', e.g. configs/paper.yaml+configs/baseline.yaml")
+    p.add_argument("--size", default="10 KB", help="the message size to run (default: 10 KB)")
+    p.add_argument("--cores", type=int, default=os.cpu_count())
+    p.add_argument("--out", default="bench", help="where the JSON, results.csv and the runs go")
+    p.set_defaults(func=cmd_bench)
 
     args = parser.parse_args(argv)
     try:

@@ -124,6 +124,7 @@ class Study:
     drain_ns: int
     stop_time_override_ns: int | None
     nwaku_log_level: str
+    nwaku_services: str
     compare_with: str | None
     stack: Stack
     resources: Resources
@@ -294,6 +295,7 @@ def _resolve(raw: dict) -> Study:
         drain_ns=drain,
         stop_time_override_ns=stop,
         nwaku_log_level=sh["nwaku_log_level"],
+        nwaku_services=sh["nwaku_services"],
         compare_with=cfg["report"]["compare_with"],
         stack=_stack(cfg["stack"]),
         resources=Resources(

@@ -35,6 +35,20 @@ INBOUND_RELAY_SHARE = 0.6 * (1 - 1 / 3)
 CONNECTION_HEADROOM = 4
 
 
+RELAY_ONLY_FLAGS = [
+    "--discv5-discovery=false",
+    "--dns-discovery=false",
+    "--peer-exchange=false",
+    "--relay-peer-exchange=false",
+    "--rendezvous=false",
+    "--store=false",
+    "--filter=false",
+    "--lightpush=false",
+    "--metrics-server=false",
+    "--keep-alive=false",
+]
+
+
 def max_connections(max_in_degree: int, max_out_degree: int) -> int:
     needed_for_inbound = math.ceil((max_in_degree + CONNECTION_HEADROOM) / INBOUND_RELAY_SHARE)
     return max(50, needed_for_inbound, max_in_degree + max_out_degree + CONNECTION_HEADROOM)
@@ -53,7 +67,8 @@ def args(
     max_msg_size: int,
     connections: int,
 ) -> list[str]:
-    """wakunode2 flags for one node: relay on one shard, everything a relay study does not use off."""
+    """wakunode2 flags for one node: relay on one shard, and unless the study keeps nwaku's
+    defaults, everything a relay study does not use off."""
     flags = [
         f"--nodekey={me.nodekey}",
         "--listen-address=0.0.0.0",
@@ -66,16 +81,7 @@ def args(
         f"--max-msg-size={max_msg_size}B",
         f"--max-connections={connections}",
         "--ip-colocation-limit=0",
-        "--discv5-discovery=false",
-        "--dns-discovery=false",
-        "--peer-exchange=false",
-        "--relay-peer-exchange=false",
-        "--rendezvous=false",
-        "--store=false",
-        "--filter=false",
-        "--lightpush=false",
-        "--metrics-server=false",
-        "--keep-alive=false",
+        *(RELAY_ONLY_FLAGS if study.nwaku_services == "relay_only" else []),
         f"--log-level={study.nwaku_log_level}",
         "--log-format=JSON",
         f"--rest={'true' if rest else 'false'}",

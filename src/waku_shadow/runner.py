@@ -62,12 +62,20 @@ def read_stats(run_dir: Path) -> RunStats:
     return RunStats(**json.loads((run_dir / RUN_STATS).read_text()))
 
 
-def mem_available_bytes() -> int:
+def _meminfo_bytes(field: str) -> int:
     with open("/proc/meminfo") as meminfo:
         for line in meminfo:
-            if line.startswith("MemAvailable:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
-    raise RunError("cannot read MemAvailable from /proc/meminfo")
+    raise RunError(f"cannot read {field} from /proc/meminfo")
+
+
+def mem_available_bytes() -> int:
+    return _meminfo_bytes("MemAvailable")
+
+
+def mem_total_bytes() -> int:
+    return _meminfo_bytes("MemTotal")
 
 
 def _gib(n: int) -> str:
@@ -101,14 +109,14 @@ def _clock(ns: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}:{seconds:02d}.{rest // 1_000_000:03d}"
 
 
-def _parse_clock(text: str) -> int:
+def parse_clock(text: str) -> int:
     hours, minutes, seconds = text.split(":")
     return round((int(hours) * 3600 + int(minutes) * 60 + float(seconds)) * 1e9)
 
 
 def latest_simulated_time(shadow_log: Path, progress: str) -> str:
     """The latest simulated time in Shadow's last progress line or the end of its log."""
-    latest = _parse_clock(progress)
+    latest = parse_clock(progress)
     try:
         with shadow_log.open("rb") as log:
             log.seek(max(0, log.seek(0, 2) - 65536))
@@ -118,7 +126,7 @@ def latest_simulated_time(shadow_log: Path, progress: str) -> str:
     for beat in HEARTBEAT.findall(tail):
         latest = max(latest, int(beat))
     for stamp in LOG_SIMTIME.findall(tail):
-        latest = max(latest, _parse_clock(stamp.decode()))
+        latest = max(latest, parse_clock(stamp.decode()))
     return _clock(latest)
 
 

@@ -1,0 +1,194 @@
+"""Benchmarks: what one run costs (wall time, memory, simulation speed, log volume), and ratios of two.
+
+A benchmark runs a study's workflow for one message size into its own results folder
+and measures the run it leaves. Peak memory is the runner's system-wide figure: the
+largest fall of MemAvailable during the run, counting Shadow, every nwaku process and
+their shared memory once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from . import config as cfg
+from . import runner, stack, units
+from .errors import RunError
+from .logs import LOGS
+
+GIB = 1024**3
+MIB = 1024**2
+RESULTS_TABLE = "results.csv"
+COMPARED = ["wall_s", "peak_memory_gib", "node_seconds_per_wall_second", "mib_per_node", "log_mib"]
+
+
+def gzip_sizes(directory: Path) -> tuple[int, int]:
+    """(uncompressed, compressed) bytes of every .gz file below ``directory``.
+
+    The uncompressed size is read from each file's gzip trailer (ISIZE, the size modulo
+    2^32), so nothing is decompressed; no single log comes near 4 GiB.
+    """
+    raw = packed = 0
+    for path in directory.rglob("*.gz"):
+        size = path.stat().st_size
+        packed += size
+        with path.open("rb") as handle:
+            handle.seek(size - 4)
+            raw += struct.unpack("<I", handle.read(4))[0]
+    return raw, packed
+
+
+def measure(run_dir: Path, label: str) -> dict:
+    """The cost of one finished (or stopped) run, from the files the workflow left in ``run_dir``."""
+    study = cfg.load(run_dir / "config.yaml")
+    stats = _latest_stats(run_dir)
+    completed = stats["status"] == "completed"
+    simulated_s = (study.stop_time_ns if completed else runner.parse_clock(stats["simulated_reached"])) / 1e9
+    validation = run_dir / "validation.json"
+    raw, packed = gzip_sizes(run_dir / LOGS) if (run_dir / LOGS).is_dir() else (0, 0)
+    wall = stats["wall_seconds"]
+    return {
+        "label": label,
+        "study": study.name,
+        "run": run_dir.name,
+        "nodes": study.nodes,
+        "size_bytes": study.message_sizes[0],
+        "status": stats["status"],
+        "validated": validation.exists() and json.loads(validation.read_text())["passed"],
+        "wall_s": wall,
+        "peak_memory_gib": stats["peak_memory_bytes"] / GIB,
+        "simulated_s": simulated_s,
+        "node_seconds_per_wall_second": study.nodes * simulated_s / wall,
+        "mib_per_node": stats["peak_memory_bytes"] / MIB / study.nodes,
+        "log_mib": raw / MIB,
+        "log_mib_gz": packed / MIB,
+    }
+
+
+def _latest_stats(run_dir: Path) -> dict:
+    """run_stats.json, or for a run the guard stopped (whose outputs Snakemake removed) its last attempt."""
+    stats = run_dir / runner.RUN_STATS
+    if stats.exists():
+        return json.loads(stats.read_text())
+    attempts = run_dir / "simulation_attempts.jsonl"
+    if attempts.exists():
+        return json.loads(attempts.read_text().splitlines()[-1])
+    raise RunError(f"{run_dir}: no run_stats.json and no simulation attempt: did the run start?")
+
+
+def ratios(rows: list[dict]) -> dict[str, float]:
+    """Each compared measure of the second row divided by the first's."""
+    first, second = rows
+    return {key: second[key] / first[key] if first[key] else float("nan") for key in COMPARED}
+
+
+def config_files(side: str) -> list[Path]:
+    """One side of a benchmark: a study config, or several joined by '+' (later ones override)."""
+    return [Path(part).resolve() for part in side.split("+")]
+
+
+def compare_receipts(first_run: Path, second_run: Path) -> dict:
+    """How far the second run's receipts are from the first's, receipt by receipt (same seed, same schedule).
+
+    A cut that only saves memory or CPU leaves every receipt where it was.
+    """
+    first = pd.read_parquet(first_run / "receipts.parquet")
+    second = pd.read_parquet(second_run / "receipts.parquet")
+    both = first.merge(second, on=["msg_hash", "receiver"], suffixes=("_first", "_second"))
+    difference = (both["received_ns_second"] - both["received_ns_first"]).abs() / 1e6
+    return {
+        "receipts_first": len(first),
+        "receipts_second": len(second),
+        "receipts_in_both": len(both),
+        "identical_share": float((difference == 0).mean()),
+        "same_parent_share": float((both["from_host_first"] == both["from_host_second"]).mean()),
+        "median_abs_difference_ms": float(difference.median()),
+        "max_abs_difference_ms": float(difference.max()),
+        "mean_latency_ms": [float(first["latency_ms"].mean()), float(second["latency_ms"].mean())],
+    }
+
+
+def workflow_command(files: list[Path], size: str, results_dir: Path, cores: int) -> tuple[list[str], Path]:
+    """Snakemake up to one validated run of the config ``files`` at ``size`` into ``results_dir``, and the run's folder."""
+    study = cfg.load(*files)
+    size_bytes = units.size_bytes(size, "--size")
+    run_dir = results_dir / study.name / "runs" / study.run_id(size_bytes)
+    command = [
+        sys.executable, "-m", "snakemake", "--cores", str(cores), str(run_dir / "validation.json"),
+        "--configfile", *map(str, files),
+        "--config", f"traffic={{message_sizes: ['{size_bytes} B']}}", f"resources={{results_dir: {results_dir}}}",
+    ]
+    return command, run_dir
+
+
+def run(sides: list[str], size: str, out: Path, cores: int) -> tuple[list[dict], dict | None]:
+    """Run every side at ``size`` one after the other, measure each, record and return the rows
+    (and for two validated runs, how their receipts compare).
+
+    A run that fails (the memory guard, a crashed node) is still measured and recorded
+    with its status.
+    """
+    out = out.resolve()
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    rows, run_dirs = [], []
+    for index, side in enumerate(sides):
+        files = config_files(side)
+        command, run_dir = workflow_command(files, size, out / "runs" / f"{stamp}-{index}", cores)
+        done = subprocess.run(command, cwd=cfg.REPO_ROOT, check=False)
+        if done.returncode != 0 and not (run_dir / "config.yaml").exists():
+            raise RunError(f"{side}: the workflow stopped before the run was rendered (exit {done.returncode}); see its output above")
+        row = measure(run_dir, label="+".join(f.stem for f in files))
+        row.update(
+            {
+                "config": side,
+                "started_utc": stamp,
+                "waku_shadow": stack.project_version(),
+                "cores": os.cpu_count(),
+                "memory_gib": runner.mem_total_bytes() / GIB,
+            }
+        )
+        rows.append(row)
+        run_dirs.append(run_dir)
+    receipts = None
+    if len(rows) == 2 and all(row["validated"] for row in rows):
+        receipts = compare_receipts(*run_dirs)
+    record(rows, out, stamp, receipts)
+    return rows, receipts
+
+
+def record(rows: list[dict], out: Path, stamp: str, receipts: dict | None = None) -> Path:
+    """Write the rows (and for a pair, the ratios and the receipt comparison) as JSON and
+    append the rows to ``out/results.csv``."""
+    out.mkdir(parents=True, exist_ok=True)
+    document = {"rows": rows}
+    if len(rows) == 2:
+        document["ratios_second_over_first"] = ratios(rows)
+    if receipts is not None:
+        document["receipts_second_against_first"] = receipts
+    path = out / f"{stamp}-{'-vs-'.join(r['label'] for r in rows)}.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    table = out / RESULTS_TABLE
+    frame = pd.DataFrame(rows)
+    frame.to_csv(table, mode="a", header=not table.exists(), index=False, float_format="%.4g")
+    return path
+
+
+def to_text(rows: list[dict], receipts: dict | None = None) -> str:
+    frame = pd.DataFrame(rows).set_index("label")[["status", "nodes", "size_bytes", "simulated_s", *COMPARED]]
+    text = frame.round(3).to_string()
+    if len(rows) == 2:
+        text += "\n\nsecond / first: " + ", ".join(f"{k} {v:.3f}" for k, v in ratios(rows).items())
+    if receipts is not None:
+        text += (
+            f"\nreceipts: {receipts['identical_share']:.1%} identical, {receipts['same_parent_share']:.1%} from the "
+            f"same parent, median |difference| {receipts['median_abs_difference_ms']:.3f} ms, "
+            f"max {receipts['max_abs_difference_ms']:.1f} ms"
+        )
+    return text

@@ -1,0 +1,91 @@
+"""The benchmark's measures, on the recorded real runs, and how it records and compares them."""
+
+import gzip
+import json
+
+import pandas as pd
+import pytest
+
+from waku_shadow import bench
+
+from conftest import CONFIGS
+from recorded import RUN_2KB, parsed_copies
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    (run,) = parsed_copies([RUN_2KB], tmp_path_factory.mktemp("bench"))
+    return run
+
+
+def test_gzip_sizes_read_the_trailer(tmp_path):
+    (tmp_path / "a").mkdir()
+    for name, text in (("a/x.log.gz", "x" * 5000), ("y.gz", "hello\n")):
+        with gzip.open(tmp_path / name, "wt") as handle:
+            handle.write(text)
+    raw, packed = bench.gzip_sizes(tmp_path)
+    assert raw == 5006
+    assert packed == sum(p.stat().st_size for p in tmp_path.rglob("*.gz"))
+
+
+def test_measure_a_recorded_run(run_dir):
+    row = bench.measure(run_dir, label="recorded")
+    stats = json.loads((run_dir / "run_stats.json").read_text())
+    # 16 nodes, 1 warm-up + 3 x 2 messages every 2 s after 10 s, 5 s drain: 27 simulated seconds
+    assert (row["nodes"], row["simulated_s"], row["status"], row["validated"]) == (16, 27.0, "completed", True)
+    assert row["wall_s"] == stats["wall_seconds"]
+    assert row["node_seconds_per_wall_second"] == pytest.approx(16 * 27 / stats["wall_seconds"])
+    assert row["mib_per_node"] == pytest.approx(stats["peak_memory_bytes"] / 2**20 / 16)
+    assert row["log_mib"] > 5 * row["log_mib_gz"] > 0
+
+
+def test_a_run_the_guard_stopped_is_measured_from_its_last_attempt(run_dir, tmp_path):
+    stopped = tmp_path / run_dir.name
+    stopped.mkdir()
+    (stopped / "config.yaml").write_text((run_dir / "config.yaml").read_text())
+    attempt = {"status": "stopped by memory guard", "wall_seconds": 10.0, "peak_memory_bytes": 2**30,
+               "simulated_reached": "00:00:13.500"}
+    (stopped / "simulation_attempts.jsonl").write_text(json.dumps({**attempt, "wall_seconds": 1.0}) + "\n" + json.dumps(attempt) + "\n")
+    row = bench.measure(stopped, label="stopped")
+    assert (row["status"], row["simulated_s"], row["validated"], row["log_mib"]) == ("stopped by memory guard", 13.5, False, 0)
+    assert row["node_seconds_per_wall_second"] == pytest.approx(16 * 13.5 / 10)
+
+
+def test_two_rows_are_recorded_with_their_ratios(run_dir, tmp_path):
+    first = bench.measure(run_dir, label="baseline")
+    second = {**first, "label": "ours", "wall_s": first["wall_s"] / 2, "peak_memory_gib": first["peak_memory_gib"] * 0.75}
+    path = bench.record([first, second], tmp_path, "20260101T000000Z")
+    document = json.loads(path.read_text())
+    assert path.name == "20260101T000000Z-baseline-vs-ours.json"
+    assert document["ratios_second_over_first"]["wall_s"] == pytest.approx(0.5)
+    assert document["ratios_second_over_first"]["peak_memory_gib"] == pytest.approx(0.75)
+    bench.record([first], tmp_path, "20260101T000100Z")
+    table = pd.read_csv(tmp_path / bench.RESULTS_TABLE)
+    assert list(table["label"]) == ["baseline", "ours", "baseline"]
+    assert "second / first: wall_s 0.500" in bench.to_text([first, second])
+
+
+def test_workflow_command_overlays_configs_and_runs_one_size(tmp_path):
+    files = bench.config_files(f"{CONFIGS / 'paper.yaml'}+{CONFIGS / 'baseline.yaml'}")
+    command, run_dir = bench.workflow_command(files, "10 KB", tmp_path, cores=2)
+    assert run_dir == tmp_path / "paper" / "runs" / "n1000-size10000B-seed1"
+    assert command[command.index("--configfile") + 1:command.index("--config")] == list(map(str, files))
+    assert "traffic={message_sizes: ['10000 B']}" in command
+    assert str(run_dir / "validation.json") in command
+
+
+def test_receipts_of_two_runs_are_compared_one_by_one(run_dir, tmp_path):
+    same = bench.compare_receipts(run_dir, run_dir)
+    assert (same["identical_share"], same["same_parent_share"], same["max_abs_difference_ms"]) == (1.0, 1.0, 0.0)
+    shifted = tmp_path / "shifted"
+    shifted.mkdir()
+    receipts = pd.read_parquet(run_dir / "receipts.parquet")
+    late = receipts.index[:10]
+    receipts.loc[late, "received_ns"] += 3_000_000
+    receipts.to_parquet(shifted / "receipts.parquet")
+    moved = bench.compare_receipts(run_dir, shifted)
+    assert moved["identical_share"] == pytest.approx(1 - 10 / len(receipts))
+    assert moved["max_abs_difference_ms"] == pytest.approx(3.0)
+    assert moved["receipts_in_both"] == len(receipts)
+    text = bench.to_text([bench.measure(run_dir, "a"), bench.measure(run_dir, "b")], moved)
+    assert f"receipts: {1 - 10 / len(receipts):.1%} identical, 100.0% from the same parent" in text
