@@ -5,8 +5,10 @@ import json
 
 import pandas as pd
 import pytest
+import yaml
 
 from waku_shadow import bench
+from waku_shadow.errors import RunError
 
 from conftest import CONFIGS
 from recorded import RUN_2KB, parsed_copies
@@ -69,9 +71,13 @@ def test_workflow_command_overlays_configs_and_runs_one_size(tmp_path):
     files = bench.config_files(f"{CONFIGS / 'paper.yaml'}+{CONFIGS / 'baseline.yaml'}")
     command, run_dir = bench.workflow_command(files, "10 KB", tmp_path, cores=2)
     assert run_dir == tmp_path / "paper" / "runs" / "n1000-size10000B-seed1"
-    assert command[command.index("--configfile") + 1:command.index("--config")] == list(map(str, files))
-    assert "traffic={message_sizes: ['10000 B']}" in command
+    given = command[command.index("--configfile") + 1:]
+    assert given[:2] == list(map(str, files))
+    assert yaml.safe_load(open(given[2])) == {"traffic": {"message_sizes": ["10000 B"]}, "resources": {"results_dir": str(tmp_path)}}
     assert str(run_dir / "validation.json") in command
+    command, run_dir = bench.workflow_command(files, "2 KB", tmp_path, cores=2, nodes=250)
+    assert run_dir.name == "n250-size2000B-seed1"
+    assert yaml.safe_load(open(command[-1]))["network"] == {"nodes": 250}
 
 
 def test_receipts_of_two_runs_are_compared_one_by_one(run_dir, tmp_path):
@@ -89,3 +95,24 @@ def test_receipts_of_two_runs_are_compared_one_by_one(run_dir, tmp_path):
     assert moved["receipts_in_both"] == len(receipts)
     text = bench.to_text([bench.measure(run_dir, "a"), bench.measure(run_dir, "b")], moved)
     assert f"receipts: {1 - 10 / len(receipts):.1%} identical, 100.0% from the same parent" in text
+
+
+def test_scaling_fits_a_power_law_for_time_and_a_line_for_memory():
+    nodes = [100, 200, 400, 800]
+    rows = [{"label": "paper", "size_bytes": 10000, "nodes": n, "status": "completed", "wall_s": 0.5 * n**1.2,
+             "peak_memory_gib": 1.0 + 12 * n / 1024, "simulated_s": 85.0, "node_seconds_per_wall_second": 1.0,
+             "mib_per_node": 1.0} for n in nodes]
+    rows.append({**rows[-1], "nodes": 1600, "status": "stopped by memory guard", "wall_s": 10.0})
+    rows.append({**rows[0], "label": "paper+baseline", "wall_s": 1e6})
+    runs, law = bench.scaling(pd.DataFrame(rows), "paper", 10000)
+    assert list(runs["nodes"]) == [100, 200, 400, 800, 1600]
+    assert law["wall_exponent"] == pytest.approx(1.2) and law["wall_coefficient_s"] == pytest.approx(0.5)
+    assert law["memory_base_gib"] == pytest.approx(1.0) and law["memory_per_node_mib"] == pytest.approx(12.0)
+    assert bench.predict(law, 10_000)["peak_memory_gib"] == pytest.approx(1.0 + 120_000 / 1024)
+    assert bench.largest_fitting(law, 25.0) == 2048  # (25 - 1) GiB / 12 MiB
+
+
+def test_scaling_needs_two_completed_sizes_of_network():
+    row = {"label": "paper", "size_bytes": 10000, "nodes": 100, "status": "completed", "wall_s": 1.0, "peak_memory_gib": 1.0}
+    with pytest.raises(RunError, match="at least two values of N"):
+        bench.scaling(pd.DataFrame([row]), "paper", 10000)

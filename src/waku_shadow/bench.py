@@ -16,7 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import yaml
 
 from . import config as cfg
 from . import runner, stack, units
@@ -115,20 +117,32 @@ def compare_receipts(first_run: Path, second_run: Path) -> dict:
     }
 
 
-def workflow_command(files: list[Path], size: str, results_dir: Path, cores: int) -> tuple[list[str], Path]:
-    """Snakemake up to one validated run of the config ``files`` at ``size`` into ``results_dir``, and the run's folder."""
-    study = cfg.load(*files)
+def workflow_command(
+    files: list[Path], size: str, results_dir: Path, cores: int, nodes: int | None = None
+) -> tuple[list[str], Path]:
+    """Snakemake up to one validated run of the config ``files`` at ``size`` (and ``nodes``, when
+    given) into ``results_dir``, and the run's folder."""
     size_bytes = units.size_bytes(size, "--size")
+    overrides = {"traffic": {"message_sizes": [f"{size_bytes} B"]}}
+    if nodes is not None:
+        overrides["network"] = {"nodes": nodes}
+    raw: dict = {}
+    for path in files:
+        raw = cfg.merge(raw, cfg.read_yaml(path))
+    study = cfg.resolve(cfg.merge(raw, overrides), source=" + ".join(map(str, files)))
     run_dir = results_dir / study.name / "runs" / study.run_id(size_bytes)
+    # a config file keeps the overrides' types; Snakemake's --config turns nested numbers into text
+    results_dir.mkdir(parents=True, exist_ok=True)
+    overrides_file = results_dir / "bench-overrides.yaml"
+    overrides_file.write_text(yaml.safe_dump({**overrides, "resources": {"results_dir": str(results_dir)}}))
     command = [
         sys.executable, "-m", "snakemake", "--cores", str(cores), str(run_dir / "validation.json"),
-        "--configfile", *map(str, files),
-        "--config", f"traffic={{message_sizes: ['{size_bytes} B']}}", f"resources={{results_dir: {results_dir}}}",
+        "--configfile", *map(str, files), str(overrides_file),
     ]
     return command, run_dir
 
 
-def run(sides: list[str], size: str, out: Path, cores: int) -> tuple[list[dict], dict | None]:
+def run(sides: list[str], size: str, out: Path, cores: int, nodes: int | None = None) -> tuple[list[dict], dict | None]:
     """Run every side at ``size`` one after the other, measure each, record and return the rows
     (and for two validated runs, how their receipts compare).
 
@@ -140,7 +154,7 @@ def run(sides: list[str], size: str, out: Path, cores: int) -> tuple[list[dict],
     rows, run_dirs = [], []
     for index, side in enumerate(sides):
         files = config_files(side)
-        command, run_dir = workflow_command(files, size, out / "runs" / f"{stamp}-{index}", cores)
+        command, run_dir = workflow_command(files, size, out / "runs" / f"{stamp}-{index}", cores, nodes)
         done = subprocess.run(command, cwd=cfg.REPO_ROOT, check=False)
         if done.returncode != 0 and not (run_dir / "config.yaml").exists():
             raise RunError(f"{side}: the workflow stopped before the run was rendered (exit {done.returncode}); see its output above")
@@ -192,3 +206,40 @@ def to_text(rows: list[dict], receipts: dict | None = None) -> str:
             f"max {receipts['max_abs_difference_ms']:.1f} ms"
         )
     return text
+
+
+def scaling(results: pd.DataFrame, label: str, size_bytes: int) -> tuple[pd.DataFrame, dict]:
+    """The runs of one benchmark label (config) and size against N, and the laws fitted to the completed ones.
+
+    Wall time is fitted as a N^b (least squares on logs); peak memory as c + d N. Runs
+    the memory guard stopped stay in the table. Of repeated runs at one N the latest counts.
+    """
+    runs = results[(results["label"] == label) & (results["size_bytes"] == size_bytes)]
+    runs = runs.sort_values("nodes", kind="stable").drop_duplicates("nodes", keep="last")
+    done = runs[runs["status"] == "completed"]
+    if done["nodes"].nunique() < 2:
+        raise RunError(f"scaling needs completed runs of {label} at {size_bytes} B with at least two values of N")
+    exponent, log_a = np.polyfit(np.log(done["nodes"]), np.log(done["wall_s"]), 1)
+    per_node_gib, base_gib = np.polyfit(done["nodes"], done["peak_memory_gib"], 1)
+    law = {
+        "wall_s": f"{np.exp(log_a):.4g} x N^{exponent:.3f}",
+        "wall_exponent": float(exponent),
+        "wall_coefficient_s": float(np.exp(log_a)),
+        "peak_memory_gib": f"{base_gib:.3g} + {per_node_gib * 1024:.3g} MiB x N",
+        "memory_base_gib": float(base_gib),
+        "memory_per_node_mib": float(per_node_gib * 1024),
+    }
+    return runs[["nodes", "status", "wall_s", "peak_memory_gib", "simulated_s", "node_seconds_per_wall_second", "mib_per_node"]], law
+
+
+def predict(law: dict, nodes: int) -> dict:
+    return {
+        "nodes": nodes,
+        "wall_s": law["wall_coefficient_s"] * nodes ** law["wall_exponent"],
+        "peak_memory_gib": law["memory_base_gib"] + law["memory_per_node_mib"] * nodes / 1024,
+    }
+
+
+def largest_fitting(law: dict, memory_gib: float) -> int:
+    """The largest N whose predicted peak memory stays within ``memory_gib``."""
+    return int((memory_gib - law["memory_base_gib"]) * 1024 / law["memory_per_node_mib"] + 1e-9)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, trees, validation
+from . import bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 RUN_CONFIG = "config.yaml"
@@ -178,8 +178,29 @@ def cmd_bench(args) -> None:
     """Run one or two study configs at one message size and record what each run cost."""
     if len(args.configs) > 2:
         raise ConfigError(f"bench compares at most two configs, got {len(args.configs)}")
-    rows, receipts = bench.run(args.configs, args.size, Path(args.out), args.cores)
+    rows, receipts = bench.run(args.configs, args.size, Path(args.out), args.cores, args.nodes)
     print(bench.to_text(rows, receipts))
+
+
+def cmd_bench_scaling(args) -> None:
+    """Fit wall time and memory against N from the benchmark table; write the table, the laws and a figure."""
+    out = Path(args.out)
+    results = pd.read_csv(out / bench.RESULTS_TABLE)
+    size = units.size_bytes(args.size, "--size")
+    runs, law = bench.scaling(results, args.label, size)
+    predictions = [bench.predict(law, n) for n in args.predict]
+    runs.to_csv(out / f"scaling-{args.label}-{size}B.csv", index=False, float_format="%.4g")
+    (out / f"scaling-{args.label}-{size}B.json").write_text(json.dumps(
+        {"law": law, "predictions": predictions, "largest_n_in_gib": {
+            str(gib): bench.largest_fitting(law, gib) for gib in args.memory_gib}}, indent=2) + "\n")
+    plots.scaling(runs, law, f"{args.label}, {units.human_size(size)} messages: cost against N",
+                  out / f"scaling-{args.label}-{size}B.png")
+    print(runs.round(3).to_string(index=False))
+    print(f"wall = {law['wall_s']}; peak memory = {law['peak_memory_gib']}")
+    for row in predictions:
+        print(f"N = {row['nodes']}: {row['wall_s'] / 60:.0f} min, {row['peak_memory_gib']:.0f} GiB")
+    for gib in args.memory_gib:
+        print(f"largest N in {gib:g} GiB: {bench.largest_fitting(law, gib)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -245,9 +266,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("configs", nargs="+", help="one study config, or two to compare (second / first); "
                    "join overlays with '+', e.g. configs/paper.yaml+configs/baseline.yaml")
     p.add_argument("--size", default="10 KB", help="the message size to run (default: 10 KB)")
+    p.add_argument("--nodes", type=int, help="run with this many nodes instead of the config's (scaling)")
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--out", default="bench", help="where the JSON, results.csv and the runs go")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("bench-scaling", help="fit wall time and memory against N from bench/results.csv")
+    p.add_argument("--label", default="paper", help="the benchmarked config (its file name without .yaml)")
+    p.add_argument("--size", default="10 KB")
+    p.add_argument("--out", default="bench")
+    p.add_argument("--predict", type=int, nargs="*", default=[10_000])
+    p.add_argument("--memory-gib", type=float, nargs="*", default=[22.0, 126.0],
+                   help="memory to fit N into (total minus the guard's floor; default 24 and 128 GiB hosts)")
+    p.set_defaults(func=cmd_bench_scaling)
 
     args = parser.parse_args(argv)
     try:

@@ -163,3 +163,28 @@ def compared_distributions(studies: dict[str, pd.DataFrame], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
     plt.close(fig)
+
+
+def scaling(runs: pd.DataFrame, law: dict, title: str, out: Path) -> None:
+    """Wall time and peak memory against N, with the fitted laws; runs the guard stopped are crosses."""
+    import numpy as np
+
+    sns.set_theme(style="whitegrid")
+    fig, (wall_ax, memory_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    done = runs[runs["status"] == "completed"]
+    stopped = runs[runs["status"] != "completed"]
+    grid = np.linspace(runs["nodes"].min(), runs["nodes"].max() * 1.1, 100)
+    wall_ax.plot(done["nodes"], done["wall_s"], "o", color="#4c72b0")
+    wall_ax.plot(grid, law["wall_coefficient_s"] * grid ** law["wall_exponent"], "--", color="gray", label=law["wall_s"])
+    memory_ax.plot(done["nodes"], done["peak_memory_gib"], "o", color="#4c72b0", label="completed")
+    memory_ax.plot(stopped["nodes"], stopped["peak_memory_gib"], "x", color="crimson", markersize=9, label="stopped by the memory guard")
+    memory_ax.plot(grid, law["memory_base_gib"] + law["memory_per_node_mib"] * grid / 1024, "--", color="gray", label=law["peak_memory_gib"])
+    wall_ax.set(xlabel="nodes N", ylabel="wall time (s)", title="Wall time")
+    memory_ax.set(xlabel="nodes N", ylabel="peak memory (GiB)", title="Peak memory")
+    wall_ax.legend()
+    memory_ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
