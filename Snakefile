@@ -21,3 +21,4 @@ rule all:
     input:
         rules.summarize.output,
         rules.report.output,
+        expand(rules.traffic.output, run=RUNS) if STUDY.traffic_capture else [],

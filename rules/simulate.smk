@@ -58,3 +58,14 @@ rule validate:
         run_dir=RUN_DIR,
     shell:
         "waku-shadow validate --run-dir {params.run_dir}"
+
+
+rule traffic:
+    input:
+        rules.simulate.output.logs,
+    output:
+        f"{RUN_DIR}/traffic.parquet",
+    params:
+        run_dir=RUN_DIR,
+    shell:
+        "waku-shadow traffic --run-dir {params.run_dir}"

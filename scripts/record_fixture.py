@@ -5,7 +5,7 @@
 
 Runs tests/data/<study>.yaml through the workflow on the stack configured in
 local.yaml, then keeps, per run, what the parser and validator read (nwaku's
-logs, gzipped, and the run's tables) minus anything naming this machine.
+logs and packet captures, gzipped, and the run's tables) minus anything naming this machine.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def main(study: str = "recorded") -> int:
         provenance = json.loads((run_dir / "provenance.json").read_text())
         provenance["nwaku"].pop("built_from", None)
         (target / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-        for log in sorted((run_dir / "logs").glob("*/wakunode2.log.gz")):
-            (target / "logs" / log.parent.name).mkdir(parents=True)
+        for log in sorted((run_dir / "logs").glob("*/wakunode2.log.gz")) + sorted((run_dir / "logs").glob("*/eth0.pcap.gz")):
+            (target / "logs" / log.parent.name).mkdir(parents=True, exist_ok=True)
             shutil.copy(log, target / "logs" / log.parent.name / log.name)
         print(f"recorded {target.relative_to(REPO)}")
     return 0

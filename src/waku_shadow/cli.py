@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, trees, units, validation
+from . import bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 RUN_CONFIG = "config.yaml"
@@ -122,6 +122,12 @@ def cmd_parse(args) -> None:
         receipts["hop"] = pd.NA  # the validate stage names what is wrong with the tree
     for name in TABLES:
         tables[name].to_parquet(run_dir / f"{name}.parquet", index=False)
+
+
+def cmd_traffic(args) -> None:
+    run_dir = Path(args.run_dir)
+    study = load_run(run_dir)
+    traffic.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / "traffic.parquet", index=False)
 
 
 def cmd_validate(args) -> None:
@@ -261,6 +267,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", nargs="+", required=True)
     p.add_argument("--compare-with", help="another study's folder, shown beside this one")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("traffic", help="bytes in and out per node and interval from Shadow's packet captures")
+    p.add_argument("--run-dir", required=True)
+    p.set_defaults(func=cmd_traffic)
 
     p = sub.add_parser("bench", help="measure what a run costs: wall time, memory, speed, log volume")
     p.add_argument("configs", nargs="+", help="one study config, or two to compare (second / first); "

@@ -125,6 +125,8 @@ class Study:
     stop_time_override_ns: int | None
     nwaku_log_level: str
     nwaku_services: str
+    traffic_capture: bool
+    traffic_interval_ns: int
     compare_with: str | None
     stack: Stack
     resources: Resources
@@ -296,6 +298,8 @@ def _resolve(raw: dict) -> Study:
         stop_time_override_ns=stop,
         nwaku_log_level=sh["nwaku_log_level"],
         nwaku_services=sh["nwaku_services"],
+        traffic_capture=sh["traffic_capture"],
+        traffic_interval_ns=_positive(units.duration_ns(sh["traffic_interval"], "shadow.traffic_interval"), "shadow.traffic_interval"),
         compare_with=cfg["report"]["compare_with"],
         stack=_stack(cfg["stack"]),
         resources=Resources(

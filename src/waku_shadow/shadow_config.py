@@ -21,6 +21,7 @@ REST_PUBLISH_PATH = "/relay/v1/auto/messages"
 MIN_MAX_MSG_SIZE = 150 * 1024  # nwaku's default maximum message size
 MSG_SIZE_HEADROOM = 16 * 1024  # room for the WakuMessage fields around the payload
 PUBLISH_RETRIES = 3
+PCAP_CAPTURE_BYTES = 64  # an IPv4 header and a TCP header with options
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,11 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     if run.node_locations is not None:
         # the graph is complete: route every pair over its own edge, as the matrix says
         network["use_shortest_path"] = False
-    return {"general": general, "network": network, "hosts": hosts}
+    config = {"general": general, "network": network}
+    if study.traffic_capture:
+        # headers only: the traffic table counts packet lengths, not contents
+        config["host_option_defaults"] = {"pcap_enabled": True, "pcap_capture_size": f"{PCAP_CAPTURE_BYTES} B"}
+    return {**config, "hosts": hosts}
 
 
 def identities_frame(run: RunPlan) -> pd.DataFrame:

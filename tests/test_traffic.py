@@ -1,0 +1,82 @@
+"""Bytes per node from Shadow's packet captures, on the recorded five-city cascade."""
+
+import gzip
+
+import pandas as pd
+import pytest
+import yaml
+
+from waku_shadow import config as cfg
+from waku_shadow import shadow_config, traffic
+from waku_shadow.errors import LogError
+
+from recorded import CASCADE_RUNS, copy_run
+
+RUN_500KB = CASCADE_RUNS[1]
+IDENTITIES = pd.read_csv(RUN_500KB / "identities.csv")
+
+
+def test_a_capture_holds_only_the_nodes_own_packets_in_time_order():
+    packets = traffic.read_pcap(RUN_500KB / "logs" / "node0001" / traffic.CAPTURE)
+    ip = IDENTITIES.set_index("host").loc["node0001", "ip"]
+    assert ((packets["src"] == ip) | (packets["dst"] == ip)).all()
+    assert packets["time_ns"].is_monotonic_increasing
+    assert packets["bytes"].between(40, 65535).all()
+
+
+def test_bytes_sent_are_bytes_received_along_the_line():
+    table = traffic.node_traffic(RUN_500KB, interval_ns=1_000_000_000)
+    assert list(table.columns) == ["node", "time_s", "bytes_in", "bytes_out"]
+    total = table.groupby("node")[["bytes_in", "bytes_out"]].sum()
+    # what is sent arrives, but for packets still in flight when the run stopped
+    assert 0 <= total["bytes_out"].sum() - total["bytes_in"].sum() < 1500 * len(total)
+    # 3 messages of 500 KB leave Singapore once each and cross every link once: about 3 % of
+    # headers and framing on top of the payload, and each node forwards what it receives
+    payload = 3 * 500_000
+    assert payload < total.loc["node0000", "bytes_out"] < 1.05 * payload
+    for middle in ("node0001", "node0002", "node0003"):
+        assert total.loc[middle, "bytes_out"] == pytest.approx(total.loc[middle, "bytes_in"], rel=0.01)
+    assert total.loc["node0004", "bytes_out"] < 0.01 * total.loc["node0004", "bytes_in"]
+
+
+def test_idle_traffic_is_subtracted_per_node():
+    table = pd.DataFrame(
+        {
+            "node": ["a"] * 4 + ["b"] * 3,
+            "time_s": [5.0, 6.0, 7.0, 8.0, 5.0, 6.0, 8.0],
+            "bytes_in": [100, 300, 1200, 200, 10, 30, 500],
+            "bytes_out": [50, 50, 900, 50, 0, 0, 0],
+        }
+    )
+    busy = traffic.without_idle(table, idle_from_s=5.0, first_publish_s=7.0).set_index(["node", "time_s"])
+    assert busy.loc[("a", 7.0), ["bytes_in", "bytes_out"]].tolist() == [1000, 850]  # idle: 200 in, 50 out per interval
+    assert busy.loc[("b", 8.0), ["bytes_in", "bytes_out"]].tolist() == [480, 0]  # idle: 20 in per interval
+    with pytest.raises(LogError, match="no traffic intervals between 9.0 s and the first publish at 7.0 s"):
+        traffic.without_idle(table, idle_from_s=9.0, first_publish_s=7.0)
+
+
+def test_a_truncated_capture_is_named(tmp_path):
+    run = copy_run(RUN_500KB, tmp_path)
+    capture = run / "logs" / "node0002" / traffic.CAPTURE
+    with gzip.open(capture, "rb") as handle:
+        data = handle.read()
+    with gzip.open(capture, "wb") as handle:
+        handle.write(data[:-30])
+    with pytest.raises(LogError, match=r"node0002/eth0.pcap.gz: truncated packet"):
+        traffic.node_traffic(run, 1_000_000_000)
+
+
+def test_a_missing_capture_is_named(tmp_path):
+    run = copy_run(RUN_500KB, tmp_path)
+    (run / "logs" / "node0003" / traffic.CAPTURE).unlink()
+    with pytest.raises(LogError, match="node0003/eth0.pcap.gz: no packet capture; was the run made with shadow.traffic_capture: true"):
+        traffic.node_traffic(run, 1_000_000_000)
+
+
+def test_capture_is_switched_on_in_shadow_yaml(tmp_path, small_study):
+    captured = cfg.resolve({**small_study.study_config(), "shadow": {"traffic_capture": True}})
+    for study, expected in ((small_study, None), (captured, {"pcap_enabled": True, "pcap_capture_size": "64 B"})):
+        run = shadow_config.plan(study, 2000)
+        shadow_config.render(run, tmp_path / str(study.traffic_capture), "/opt/wakunode2", "curl")
+        rendered = yaml.safe_load((tmp_path / str(study.traffic_capture) / "shadow.yaml").read_text())
+        assert rendered.get("host_option_defaults") == expected
