@@ -63,8 +63,10 @@ rule validate:
 rule traffic:
     input:
         rules.simulate.output.logs,
+        rules.parse.output,
     output:
-        f"{RUN_DIR}/traffic.parquet",
+        traffic=f"{RUN_DIR}/traffic.parquet",
+        amplification=f"{RUN_DIR}/amplification.parquet",
     params:
         run_dir=RUN_DIR,
     shell:

@@ -1,4 +1,4 @@
-"""Bytes per node from Shadow's packet captures, on the recorded five-city cascade."""
+"""Bytes per node from Shadow's packet captures and each message's amplification, on the recorded five-city cascade."""
 
 import gzip
 
@@ -6,11 +6,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from waku_shadow import cli
 from waku_shadow import config as cfg
 from waku_shadow import shadow_config, traffic
 from waku_shadow.errors import LogError
 
-from recorded import CASCADE_RUNS, copy_run
+from recorded import CASCADE_RUNS, copy_run, parsed_copies
 
 RUN_500KB = CASCADE_RUNS[1]
 IDENTITIES = pd.read_csv(RUN_500KB / "identities.csv")
@@ -80,3 +81,20 @@ def test_capture_is_switched_on_in_shadow_yaml(tmp_path, small_study):
         shadow_config.render(run, tmp_path / str(study.traffic_capture), "/opt/wakunode2", "curl")
         rendered = yaml.safe_load((tmp_path / str(study.traffic_capture) / "shadow.yaml").read_text())
         assert rendered.get("host_option_defaults") == expected
+
+
+def test_amplification_on_the_line_is_the_headers_alone(tmp_path):
+    small, large = parsed_copies(CASCADE_RUNS, tmp_path)
+    rows = {}
+    for run in (small, large):
+        assert cli.main(["traffic", "--run-dir", str(run)]) == 0
+        rows[run.name] = pd.read_parquet(run / "amplification.parquet").set_index("message")
+    line = rows[large.name]
+    # 4 receivers in a line: every copy sent is a receipt, none is a duplicate
+    assert (line["receivers"] == 4).all() and (line["copies_sent"] == 4).all()
+    assert (line["duplicates_per_receiver"] == 0).all()
+    # each 500 KB message crosses 4 links with ~3 % of TCP/IP headers and framing
+    assert line["amplification"].between(1.0, 1.05).all()
+    assert line["wire_bytes"].between(4 * 500_000, 4 * 525_000).all()
+    # at 2 KB the headers and gossip control around a payload weigh far more
+    assert (rows[small.name]["amplification"] > line["amplification"].max()).all()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, traffic, trees, units, validation
+from . import bandwidth, bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 RUN_CONFIG = "config.yaml"
@@ -128,6 +128,7 @@ def cmd_traffic(args) -> None:
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
     traffic.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / "traffic.parquet", index=False)
+    bandwidth.run_amplification(run_dir, study).to_parquet(run_dir / "amplification.parquet", index=False)
 
 
 def cmd_validate(args) -> None:
@@ -268,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--compare-with", help="another study's folder, shown beside this one")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("traffic", help="bytes in and out per node and interval from Shadow's packet captures")
+    p = sub.add_parser("traffic", help="bytes per node and interval from Shadow's packet captures, and each message's amplification")
     p.add_argument("--run-dir", required=True)
     p.set_defaults(func=cmd_traffic)
 

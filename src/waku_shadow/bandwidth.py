@@ -1,0 +1,50 @@
+"""What each message costs in bandwidth: bytes on the wire, copies sent, duplicates, amplification."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import traffic
+
+
+def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float) -> pd.Series:
+    """Bytes all nodes sent (idle traffic subtracted) from each message's publish to the next one's.
+
+    Messages are published one at a time, an interval apart, so a message owns the traffic
+    between its publish and the next; the traffic table's interval must divide that window.
+    """
+    order = publishes.sort_values("publish_ns")
+    starts = (order["publish_ns"] / 1e9).tolist()
+    ends = starts[1:] + [stop_s]
+    sent = {}
+    for message, start, end in zip(order["message"], starts, ends):
+        window = busy[(busy["time_s"] >= start // 1) & (busy["time_s"] < end // 1)]
+        sent[message] = window["bytes_out"].sum()
+    return pd.Series(sent, name="wire_bytes")
+
+
+def amplification(receipts: pd.DataFrame, sends: pd.DataFrame, publishes: pd.DataFrame, busy: pd.DataFrame, stop_s: float) -> pd.DataFrame:
+    """Per message: receivers, copies sent (nwaku's "sent relay message"), duplicates per receiver,
+    wire bytes, and amplification = wire bytes / (payload x receivers).
+
+    An amplification of 1 would mean every receiver got the payload exactly once and nothing
+    else crossed the wire; the paper approximates it by D.
+    """
+    per_message = receipts.groupby(["msg_hash", "message", "size_bytes", "warmup"]).size().rename("receivers").reset_index()
+    copies = sends.groupby("msg_hash").size().rename("copies_sent")
+    per_message = per_message.join(copies, on="msg_hash")
+    per_message["duplicates_per_receiver"] = per_message["copies_sent"] / per_message["receivers"] - 1
+    per_message = per_message.join(message_wire_bytes(busy, publishes, stop_s), on="message")
+    per_message["amplification"] = per_message["wire_bytes"] / (per_message["size_bytes"] * per_message["receivers"])
+    return per_message
+
+
+def run_amplification(run_dir, study) -> pd.DataFrame:
+    """Amplification of every message of one run, idle traffic measured over the second half of bootstrap."""
+    receipts = pd.read_parquet(run_dir / "receipts.parquet")
+    sends = pd.read_parquet(run_dir / "sends.parquet")
+    publishes = pd.read_parquet(run_dir / "publishes.parquet")
+    table = pd.read_parquet(run_dir / "traffic.parquet")
+    first_publish_s = publishes["publish_ns"].min() / 1e9 // 1
+    busy = traffic.without_idle(table, idle_from_s=study.bootstrap_ns / 2e9 // 1, first_publish_s=first_publish_s)
+    return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9)
