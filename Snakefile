@@ -21,4 +21,3 @@ rule all:
     input:
         rules.summarize.output,
         rules.report.output,
-        expand(rules.traffic.output, run=RUNS) if STUDY.traffic_capture else [],

@@ -29,6 +29,7 @@ rule summarize:
 rule report:
     input:
         rules.summarize.output,
+        expand(rules.traffic.output, run=RUNS) if STUDY.traffic_capture else [],
         notebook="analysis/study_report.ipynb",
     output:
         notebook=STUDY_DIR / "report.ipynb",

@@ -40,7 +40,7 @@ def test_report_notebook_renders_every_section(tmp_path):
     for section in ("Figure 3", "Figure 2", "Delivery trees", "Equation 1 along every receipt", "Per-hop decomposition",
                     "Validation and cost", "Provenance"):
         assert section in html, section
-    assert "Not a cascade over locations" in html
+    assert "Not a cascade over locations" in html and "No packet capture in this study" in html
     assert "never-run has no results yet: run its study first" in html
     # figures 3 and 2, hop histogram, residuals: embedded, so the file stands alone
     assert html.count("<img alt=") == 4 and html.count("src=\"data:image/png;base64") == 4
@@ -48,12 +48,16 @@ def test_report_notebook_renders_every_section(tmp_path):
         assert (study_dir / "analysis" / table).stat().st_size > 0, table
 
 
-def test_cascade_report_shows_table3_and_the_compared_study(tmp_path):
+def test_cascade_report_shows_table3_bandwidth_and_the_compared_study(tmp_path):
     summarized_study(tmp_path, "recorded", RUNS)
     study_dir, runs = summarized_study(tmp_path, "recorded-cascade", CASCADE_RUNS)
+    for run in runs:
+        assert cli.main(["traffic", "--run-dir", str(run)]) == 0
     html = report(study_dir, runs, "--compare-with", str(tmp_path / "recorded"))
+    cost = pd.read_csv(study_dir / "analysis" / "bandwidth_by_size.csv")
+    assert list(cost["size_bytes"]) == [2000, 500000] and "Net bytes = " in html
     assert "Singapore → Bangalore" in html and "New York → Frankfurt" in html
     compared = pd.read_csv(study_dir / "analysis" / "compared_with_recorded.csv")
     assert set(compared["size_bytes"]) == {2000}  # the only size both studies ran
     assert (study_dir / "analysis" / "table3_comparison.csv").stat().st_size > 0
-    assert html.count("src=\"data:image/png;base64") == 5  # the four figures and the comparison
+    assert html.count("src=\"data:image/png;base64") == 6  # the four figures, bandwidth and the comparison

@@ -8,7 +8,7 @@ import yaml
 
 from waku_shadow import cli
 from waku_shadow import config as cfg
-from waku_shadow import shadow_config, traffic
+from waku_shadow import bandwidth, shadow_config, traffic
 from waku_shadow.errors import LogError
 
 from recorded import CASCADE_RUNS, copy_run, parsed_copies
@@ -49,11 +49,14 @@ def test_idle_traffic_is_subtracted_per_node():
             "bytes_out": [50, 50, 900, 50, 0, 0, 0],
         }
     )
-    busy = traffic.without_idle(table, idle_from_s=5.0, first_publish_s=7.0).set_index(["node", "time_s"])
+    busy = traffic.without_idle(table, idle_from_s=5.0, first_publish_s=7.0, interval_s=1.0).set_index(["node", "time_s"])
     assert busy.loc[("a", 7.0), ["bytes_in", "bytes_out"]].tolist() == [1000, 850]  # idle: 200 in, 50 out per interval
     assert busy.loc[("b", 8.0), ["bytes_in", "bytes_out"]].tolist() == [480, 0]  # idle: 20 in per interval
-    with pytest.raises(LogError, match="no traffic intervals between 9.0 s and the first publish at 7.0 s"):
-        traffic.without_idle(table, idle_from_s=9.0, first_publish_s=7.0)
+    # a node silent while idle has an idle rate of zero
+    quiet = traffic.without_idle(table[table["time_s"] >= 7.0], idle_from_s=5.0, first_publish_s=7.0, interval_s=1.0)
+    assert quiet["bytes_in"].tolist() == [1200, 200, 500]
+    with pytest.raises(LogError, match="no idle time to measure between 6.5 s and the first publish at 7.0 s"):
+        traffic.without_idle(table, idle_from_s=6.5, first_publish_s=7.0, interval_s=1.0)
 
 
 def test_a_truncated_capture_is_named(tmp_path):
@@ -98,3 +101,8 @@ def test_amplification_on_the_line_is_the_headers_alone(tmp_path):
     assert line["wire_bytes"].between(4 * 500_000, 4 * 525_000).all()
     # at 2 KB the headers and gossip control around a payload weigh far more
     assert (rows[small.name]["amplification"] > line["amplification"].max()).all()
+
+
+def test_a_line_is_fitted_exactly():
+    fit = bandwidth.fit_line(pd.Series([0.0, 1.0, 2.0, 4.0]), pd.Series([5.0, 8.0, 11.0, 17.0]))
+    assert fit == pytest.approx({"slope": 3.0, "intercept": 5.0, "r2": 1.0})

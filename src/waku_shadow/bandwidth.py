@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from . import traffic
@@ -39,12 +40,52 @@ def amplification(receipts: pd.DataFrame, sends: pd.DataFrame, publishes: pd.Dat
     return per_message
 
 
+def busy_traffic(run_dir, study, publishes: pd.DataFrame) -> pd.DataFrame:
+    """The run's traffic from the first publish on, each node's idle rate (measured over the
+    second half of bootstrap) subtracted."""
+    table = pd.read_parquet(run_dir / "traffic.parquet")
+    return traffic.without_idle(
+        table,
+        idle_from_s=study.bootstrap_ns / 2e9 // 1,
+        first_publish_s=publishes["publish_ns"].min() / 1e9 // 1,
+        interval_s=study.traffic_interval_ns / 1e9,
+    )
+
+
 def run_amplification(run_dir, study) -> pd.DataFrame:
-    """Amplification of every message of one run, idle traffic measured over the second half of bootstrap."""
+    """Amplification of every message of one run."""
     receipts = pd.read_parquet(run_dir / "receipts.parquet")
     sends = pd.read_parquet(run_dir / "sends.parquet")
     publishes = pd.read_parquet(run_dir / "publishes.parquet")
-    table = pd.read_parquet(run_dir / "traffic.parquet")
-    first_publish_s = publishes["publish_ns"].min() / 1e9 // 1
-    busy = traffic.without_idle(table, idle_from_s=study.bootstrap_ns / 2e9 // 1, first_publish_s=first_publish_s)
+    busy = busy_traffic(run_dir, study, publishes)
     return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9)
+
+
+def net_cost_by_size(run_dirs: list, studies: list) -> pd.DataFrame:
+    """Per run (one size each): messages, payload published, net bytes (in + out over all nodes,
+    idle traffic subtracted, as the Docker evaluation counted them) and mean amplification."""
+    rows = []
+    for run_dir, study in zip(run_dirs, studies):
+        publishes = pd.read_parquet(run_dir / "publishes.parquet")
+        busy = busy_traffic(run_dir, study, publishes)
+        amplification = pd.read_parquet(run_dir / "amplification.parquet")
+        size = study.message_sizes[0]
+        rows.append(
+            {
+                "size_bytes": size,
+                "messages": len(publishes),
+                "payload_bytes": size * len(publishes),
+                "net_bytes": float(busy["bytes_in"].sum() + busy["bytes_out"].sum()),
+                "amplification": float(amplification.loc[~amplification["warmup"], "amplification"].mean()),
+                "duplicates_per_receiver": float(amplification.loc[~amplification["warmup"], "duplicates_per_receiver"].mean()),
+            }
+        )
+    return pd.DataFrame(rows).sort_values("size_bytes", ignore_index=True)
+
+
+def fit_line(x: pd.Series, y: pd.Series) -> dict:
+    """Least-squares y = slope x + intercept, with R²."""
+    slope, intercept = np.polyfit(x, y, 1)
+    predicted = slope * x + intercept
+    r2 = 1 - ((y - predicted) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+    return {"slope": float(slope), "intercept": float(intercept), "r2": float(r2)}

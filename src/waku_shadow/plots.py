@@ -188,3 +188,24 @@ def scaling(runs: pd.DataFrame, law: dict, title: str, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
     plt.close(fig)
+
+
+def net_bandwidth(cost: pd.DataFrame, fit: dict, out: Path) -> None:
+    """Net bytes on the network against payload published, one point per message size, with the fitted line."""
+    import numpy as np
+
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(cost["payload_bytes"] / 1e6, cost["net_bytes"] / 1e6, "o", color="#4c72b0")
+    for row in cost.itertuples():
+        ax.annotate(human_size(int(row.size_bytes)), (row.payload_bytes / 1e6, row.net_bytes / 1e6), fontsize=7,
+                    xytext=(4, -8), textcoords="offset points")
+    grid = np.linspace(0, cost["payload_bytes"].max(), 50)
+    ax.plot(grid / 1e6, (fit["slope"] * grid + fit["intercept"]) / 1e6, "--", color="gray",
+            label=f"{fit['slope']:.2f} x payload + {fit['intercept'] / 1e6:.3f} MB (R² {fit['r2']:.3f})")
+    ax.set(xlabel="payload published (MB)", ylabel="net bytes in + out, all nodes (MB)", title="Message size vs bandwidth")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)

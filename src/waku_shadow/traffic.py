@@ -83,16 +83,20 @@ def node_traffic(run_dir: Path, interval_ns: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def without_idle(traffic: pd.DataFrame, idle_from_s: float, first_publish_s: float) -> pd.DataFrame:
+def without_idle(traffic: pd.DataFrame, idle_from_s: float, first_publish_s: float, interval_s: float) -> pd.DataFrame:
     """Subtract each node's idle rate, measured between ``idle_from_s`` and the first publish.
 
-    The idle rate (gossipsub heartbeats, pings) per interval is the node's mean over the
-    intervals that end before the first publish; what is left is what the messages cost.
+    The idle rate per interval (gossipsub heartbeats, pings; zero for a node that sent and
+    received nothing) is the node's bytes in that window over the number of intervals in
+    it; what is left from the first publish on is what the messages cost.
     """
+    intervals = (first_publish_s - idle_from_s) / interval_s
+    if intervals < 1:
+        raise LogError(
+            f"no idle time to measure between {idle_from_s} s and the first publish at {first_publish_s} s; "
+            f"give shadow.bootstrap more time"
+        )
     idle_window = traffic[(traffic["time_s"] >= idle_from_s) & (traffic["time_s"] < first_publish_s)]
-    if idle_window.empty:
-        raise LogError(f"no traffic intervals between {idle_from_s} s and the first publish at {first_publish_s} s")
-    intervals = idle_window["time_s"].nunique()
     idle = idle_window.groupby("node")[["bytes_in", "bytes_out"]].sum() / intervals
     busy = traffic[traffic["time_s"] >= first_publish_s].reset_index(drop=True)
     for column in ("bytes_in", "bytes_out"):
