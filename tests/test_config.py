@@ -96,12 +96,12 @@ def test_local_config_holds_only_machine_sections(tmp_path):
 
 def test_snakemake_config_falls_back_to_default_and_merges_local(tmp_path):
     local = tmp_path / "local.yaml"
-    local.write_text("stack:\n  shadow:\n    binary: /opt/shadow/bin/shadow\n")
+    local.write_text("stack:\n  shadow:\n    binary: tools/shadow/bin/shadow\n")
     study = pipeline.study_from_snakemake({}, local)
     assert study.name == "default"
-    assert study.stack.shadow_binary == "/opt/shadow/bin/shadow"
+    assert study.stack.shadow_binary == "tools/shadow/bin/shadow"
     paper = pipeline.study_from_snakemake(yaml.safe_load((CONFIGS / "paper.yaml").read_text()), local)
-    assert paper.nodes == 1000 and paper.stack.shadow_binary == "/opt/shadow/bin/shadow"
+    assert paper.nodes == 1000 and paper.stack.shadow_binary == "tools/shadow/bin/shadow"
 
 
 def test_run_config_has_one_size(small_study):

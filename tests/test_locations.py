@@ -130,7 +130,7 @@ def test_cascade_renders_a_line_over_the_cities(tmp_path):
     study = cfg.resolve(location_study())
     run = shadow_config.plan(study, 2000)
     assert {m.publisher for m in run.messages} == {0}
-    shadow_config.render(run, tmp_path, "/opt/wakunode2", "curl")
+    shadow_config.render(run, tmp_path, "bin/wakunode2", "curl")
     rendered = yaml.safe_load((tmp_path / "shadow.yaml").read_text())
     assert rendered["network"]["use_shortest_path"] is False
     graph_ids = [host["network_node_id"] for host in rendered["hosts"].values()]

@@ -59,7 +59,7 @@ def test_message_hash_matches_nwaku_vectors(meta, expected):
 
 def test_render_writes_a_self_describing_run(small_study, tmp_path):
     run = shadow_config.plan(small_study, 25000)
-    shadow_config.render(run, tmp_path, "/opt/nwaku/wakunode2", "/usr/bin/curl")
+    shadow_config.render(run, tmp_path, "bin/wakunode2", "/usr/bin/curl")
     config = yaml.safe_load((tmp_path / "shadow.yaml").read_text())
 
     assert config["general"]["stop_time"] == "58 s"

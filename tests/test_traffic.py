@@ -81,7 +81,7 @@ def test_capture_is_switched_on_in_shadow_yaml(tmp_path, small_study):
     captured = cfg.resolve({**small_study.study_config(), "shadow": {"traffic_capture": True}})
     for study, expected in ((small_study, None), (captured, {"pcap_enabled": True, "pcap_capture_size": "64 B"})):
         run = shadow_config.plan(study, 2000)
-        shadow_config.render(run, tmp_path / str(study.traffic_capture), "/opt/wakunode2", "curl")
+        shadow_config.render(run, tmp_path / str(study.traffic_capture), "bin/wakunode2", "curl")
         rendered = yaml.safe_load((tmp_path / str(study.traffic_capture) / "shadow.yaml").read_text())
         assert rendered.get("host_option_defaults") == expected
 

@@ -2,29 +2,40 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
+from . import config as cfg
 from . import traffic
 
 
-def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float) -> pd.Series:
+def interval_start(time_s: float, interval_s: float) -> float:
+    """The start of the traffic table's interval that holds ``time_s``."""
+    return time_s // interval_s * interval_s
+
+
+def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float) -> pd.Series:
     """Bytes all nodes sent (idle traffic subtracted) from each message's publish to the next one's.
 
     Messages are published one at a time, an interval apart, so a message owns the traffic
-    between its publish and the next; the traffic table's interval must divide that window.
+    of the table's intervals from its publish to the next; the table's interval must be
+    shorter than the time between messages.
     """
     order = publishes.sort_values("publish_ns")
-    starts = (order["publish_ns"] / 1e9).tolist()
-    ends = starts[1:] + [stop_s]
+    starts = [interval_start(ns / 1e9, interval_s) for ns in order["publish_ns"]]
+    ends = starts[1:] + [interval_start(stop_s, interval_s)]
     sent = {}
     for message, start, end in zip(order["message"], starts, ends):
-        window = busy[(busy["time_s"] >= start // 1) & (busy["time_s"] < end // 1)]
+        window = busy[(busy["time_s"] >= start) & (busy["time_s"] < end)]
         sent[message] = window["bytes_out"].sum()
     return pd.Series(sent, name="wire_bytes")
 
 
-def amplification(receipts: pd.DataFrame, sends: pd.DataFrame, publishes: pd.DataFrame, busy: pd.DataFrame, stop_s: float) -> pd.DataFrame:
+def amplification(
+    receipts: pd.DataFrame, sends: pd.DataFrame, publishes: pd.DataFrame, busy: pd.DataFrame, stop_s: float, interval_s: float
+) -> pd.DataFrame:
     """Per message: receivers, copies sent (nwaku's "sent relay message"), duplicates per receiver,
     wire bytes, and amplification = wire bytes / (payload x receivers).
 
@@ -35,7 +46,7 @@ def amplification(receipts: pd.DataFrame, sends: pd.DataFrame, publishes: pd.Dat
     copies = sends.groupby("msg_hash").size().rename("copies_sent")
     per_message = per_message.join(copies, on="msg_hash")
     per_message["duplicates_per_receiver"] = per_message["copies_sent"] / per_message["receivers"] - 1
-    per_message = per_message.join(message_wire_bytes(busy, publishes, stop_s), on="message")
+    per_message = per_message.join(message_wire_bytes(busy, publishes, stop_s, interval_s), on="message")
     per_message["amplification"] = per_message["wire_bytes"] / (per_message["size_bytes"] * per_message["receivers"])
     return per_message
 
@@ -44,11 +55,12 @@ def busy_traffic(run_dir, study, publishes: pd.DataFrame) -> pd.DataFrame:
     """The run's traffic from the first publish on, each node's idle rate (measured over the
     second half of bootstrap) subtracted."""
     table = pd.read_parquet(run_dir / "traffic.parquet")
+    interval_s = study.traffic_interval_ns / 1e9
     return traffic.without_idle(
         table,
-        idle_from_s=study.bootstrap_ns / 2e9 // 1,
-        first_publish_s=publishes["publish_ns"].min() / 1e9 // 1,
-        interval_s=study.traffic_interval_ns / 1e9,
+        idle_from_s=interval_start(study.bootstrap_ns / 2e9, interval_s),
+        first_publish_s=interval_start(publishes["publish_ns"].min() / 1e9, interval_s),
+        interval_s=interval_s,
     )
 
 
@@ -58,17 +70,19 @@ def run_amplification(run_dir, study) -> pd.DataFrame:
     sends = pd.read_parquet(run_dir / "sends.parquet")
     publishes = pd.read_parquet(run_dir / "publishes.parquet")
     busy = busy_traffic(run_dir, study, publishes)
-    return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9)
+    return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9)
 
 
-def net_cost_by_size(run_dirs: list, studies: list) -> pd.DataFrame:
+def net_cost_by_size(run_dirs: list[Path]) -> pd.DataFrame:
     """Per run (one size each): messages, payload published, net bytes (in + out over all nodes,
     idle traffic subtracted, as the Docker evaluation counted them) and mean amplification."""
     rows = []
-    for run_dir, study in zip(run_dirs, studies):
+    for run_dir in run_dirs:
+        study = cfg.load(run_dir / "config.yaml")
         publishes = pd.read_parquet(run_dir / "publishes.parquet")
         busy = busy_traffic(run_dir, study, publishes)
-        amplification = pd.read_parquet(run_dir / "amplification.parquet")
+        per_message = pd.read_parquet(run_dir / "amplification.parquet")
+        measured = per_message[~per_message["warmup"]]
         size = study.message_sizes[0]
         rows.append(
             {
@@ -76,8 +90,8 @@ def net_cost_by_size(run_dirs: list, studies: list) -> pd.DataFrame:
                 "messages": len(publishes),
                 "payload_bytes": size * len(publishes),
                 "net_bytes": float(busy["bytes_in"].sum() + busy["bytes_out"].sum()),
-                "amplification": float(amplification.loc[~amplification["warmup"], "amplification"].mean()),
-                "duplicates_per_receiver": float(amplification.loc[~amplification["warmup"], "duplicates_per_receiver"].mean()),
+                "amplification": float(measured["amplification"].mean()),
+                "duplicates_per_receiver": float(measured["duplicates_per_receiver"].mean()),
             }
         )
     return pd.DataFrame(rows).sort_values("size_bytes", ignore_index=True)

@@ -196,18 +196,19 @@ def cmd_bench_scaling(args) -> None:
     size = units.size_bytes(args.size, "--size")
     runs, law = bench.scaling(results, args.label, size)
     predictions = [bench.predict(law, n) for n in args.predict]
+    largest = {gib: bench.largest_fitting(law, gib) for gib in args.memory_gib}
     runs.to_csv(out / f"scaling-{args.label}-{size}B.csv", index=False, float_format="%.4g")
     (out / f"scaling-{args.label}-{size}B.json").write_text(json.dumps(
-        {"law": law, "predictions": predictions, "largest_n_in_gib": {
-            str(gib): bench.largest_fitting(law, gib) for gib in args.memory_gib}}, indent=2) + "\n")
+        {"law": law, "predictions": predictions, "largest_n_in_gib": {str(gib): n for gib, n in largest.items()}},
+        indent=2) + "\n")
     plots.scaling(runs, law, f"{args.label}, {units.human_size(size)} messages: cost against N",
                   out / f"scaling-{args.label}-{size}B.png")
     print(runs.round(3).to_string(index=False))
     print(f"wall = {law['wall_s']}; peak memory = {law['peak_memory_gib']}")
     for row in predictions:
         print(f"N = {row['nodes']}: {row['wall_s'] / 60:.0f} min, {row['peak_memory_gib']:.0f} GiB")
-    for gib in args.memory_gib:
-        print(f"largest N in {gib:g} GiB: {bench.largest_fitting(law, gib)}")
+    for gib, n in largest.items():
+        print(f"largest N in {gib:g} GiB: {n}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from . import model
 from .config import PAPER_DATA
 from .units import human_size
 
@@ -85,18 +86,18 @@ def table3_comparison(receipts: pd.DataFrame, publishes: pd.DataFrame, path: lis
     connection needs when it restarts slow start after idling (model.slow_start_rounds).
     The total is the mean latency at the end of the line.
     """
-    from . import model
-
     measured = receipts[~receipts["warmup"]]
     received = measured.set_index(["msg_hash", "hop"])["received_ns"]
     sent = publishes[~publishes["warmup"]].set_index("msg_hash")
     paper = table3().set_index(["size_bytes", "component", "from", "to"])["latency_ms"]
+    link_bps = min(study.bandwidth_up_bps, study.bandwidth_down_bps)
     rows = []
     for size, group in measured.groupby("size_bytes"):
         hashes = group["msg_hash"].unique()
         generation = (sent.loc[hashes, "publish_ns"] - sent.loc[hashes, "intent_ns"]).mean() / 1e6
         rows.append({"size_bytes": size, "component": "L_g", "from": path[0], "to": "", "ours_ms": generation})
         validation = study.rln.verification_delay_ns(size) / 1e6
+        wire = model.wire_bytes(size)
         previous = sent.loc[hashes, "publish_ns"]
         for hop in range(1, len(path)):
             at_hop = received.reindex([(h, hop) for h in hashes]).to_numpy()
@@ -104,8 +105,7 @@ def table3_comparison(receipts: pd.DataFrame, publishes: pd.DataFrame, path: lis
             previous = pd.Series(at_hop, index=hashes)
             link = path[hop - 1], path[hop]
             one_way = study.locations.one_way_ns(*link)
-            wire = model.wire_bytes(size)
-            expected = model.transmission_ns(one_way, wire, min(study.bandwidth_up_bps, study.bandwidth_down_bps)) / 1e6
+            expected = model.transmission_ns(one_way, wire, link_bps) / 1e6
             restart = expected + model.slow_start_rounds(wire) * 2 * one_way / 1e6
             rows.append({"size_bytes": size, "component": "L_t", "from": link[0], "to": link[1],
                          "ours_ms": hop_ms - validation, "expected_ms": expected, "slow_start_restart_ms": restart})

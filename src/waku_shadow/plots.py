@@ -9,10 +9,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from .units import human_size  # noqa: E402
+
+
+def _save(fig, out: Path, dpi: int) -> None:
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=dpi)
+    plt.close(fig)
 
 
 def latency_distributions(
@@ -60,10 +68,7 @@ def latency_distributions(
     for ax in list(axes.flat)[len(sizes):]:
         ax.set_visible(False)
     fig.suptitle(title)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    _save(fig, out, dpi=150)
 
 
 def figure2(observed: pd.DataFrame, out: Path, nodes=(1_000, 10_000, 100_000), degrees=range(3, 13)) -> None:
@@ -94,10 +99,7 @@ def figure2(observed: pd.DataFrame, out: Path, nodes=(1_000, 10_000, 100_000), d
     amp_ax.set_ylabel("bandwidth amplification")
     amp_ax.set_title("Bandwidth amplification (independent of N)")
     amp_ax.legend(fontsize=8)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    _save(fig, out, dpi=150)
 
 
 def hop_histograms(histogram: pd.DataFrame, out: Path) -> None:
@@ -112,10 +114,7 @@ def hop_histograms(histogram: pd.DataFrame, out: Path) -> None:
     ax.set_xlabel("hops from the publisher")
     ax.set_ylabel("share of receipts")
     ax.set_title("Hop counts of the delivery trees")
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    _save(fig, out, dpi=150)
 
 
 def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path) -> None:
@@ -159,16 +158,11 @@ def compared_distributions(studies: dict[str, pd.DataFrame], out: Path) -> None:
         ax.set_xlabel("Latency (ms)")
         ax.set_ylabel("Share of receipts")
         ax.legend()
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    _save(fig, out, dpi=120)
 
 
 def scaling(runs: pd.DataFrame, law: dict, title: str, out: Path) -> None:
     """Wall time and peak memory against N, with the fitted laws; runs the guard stopped are crosses."""
-    import numpy as np
-
     sns.set_theme(style="whitegrid")
     fig, (wall_ax, memory_ax) = plt.subplots(1, 2, figsize=(11, 4))
     done = runs[runs["status"] == "completed"]
@@ -184,16 +178,11 @@ def scaling(runs: pd.DataFrame, law: dict, title: str, out: Path) -> None:
     wall_ax.legend()
     memory_ax.legend()
     fig.suptitle(title)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    _save(fig, out, dpi=120)
 
 
 def net_bandwidth(cost: pd.DataFrame, fit: dict, out: Path) -> None:
     """Net bytes on the network against payload published, one point per message size, with the fitted line."""
-    import numpy as np
-
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(cost["payload_bytes"] / 1e6, cost["net_bytes"] / 1e6, "o", color="#4c72b0")
@@ -205,7 +194,4 @@ def net_bandwidth(cost: pd.DataFrame, fit: dict, out: Path) -> None:
             label=f"{fit['slope']:.2f} x payload + {fit['intercept'] / 1e6:.3f} MB (R² {fit['r2']:.3f})")
     ax.set(xlabel="payload published (MB)", ylabel="net bytes in + out, all nodes (MB)", title="Message size vs bandwidth")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    _save(fig, out, dpi=120)

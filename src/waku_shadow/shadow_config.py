@@ -51,7 +51,8 @@ def plan(study: Study, size_bytes: int) -> RunPlan:
 
 def used_locations(run: RunPlan) -> list[str]:
     """The locations that hold nodes, in the order of the study's names: the graph's node ids."""
-    return [name for name, _ in run.study.locations.weights if name in set(run.node_locations)]
+    occupied = set(run.node_locations)
+    return [name for name, _ in run.study.locations.weights if name in occupied]
 
 
 def gml(run: RunPlan) -> str:
