@@ -106,3 +106,11 @@ def test_amplification_on_the_line_is_the_headers_alone(tmp_path):
 def test_a_line_is_fitted_exactly():
     fit = bandwidth.fit_line(pd.Series([0.0, 1.0, 2.0, 4.0]), pd.Series([5.0, 8.0, 11.0, 17.0]))
     assert fit == pytest.approx({"slope": 3.0, "intercept": 5.0, "r2": 1.0})
+
+
+def test_message_windows_follow_the_traffic_interval():
+    busy = pd.DataFrame({"node": ["a"] * 4, "time_s": [20.0, 22.0, 24.0, 26.0], "bytes_out": [100, 10, 300, 30]})
+    publishes = pd.DataFrame({"message": [0, 1], "publish_ns": [21_400_000_000, 25_100_000_000]})
+    sent = bandwidth.message_wire_bytes(busy, publishes, stop_s=29.0, interval_s=2.0)
+    # message 0 owns the 2 s intervals from 20 s up to 24 s, message 1 those from 24 s up to 28 s
+    assert sent.to_dict() == {0: 110, 1: 330}
