@@ -14,11 +14,15 @@ rule summarize:
     input:
         study=rules.study_config.output,
         validations=expand(rules.validate.output, run=RUNS),
+        traffic=expand(rules.traffic.output, run=RUNS) if STUDY.traffic_capture else [],
     output:
         receipts=STUDY_DIR / "receipts.parquet",
         summary=STUDY_DIR / "latency_summary.csv",
         summary_md=STUDY_DIR / "latency_summary.md",
+        runs=STUDY_DIR / "runs.csv",
+        points=STUDY_DIR / "points.csv",
         figure=STUDY_DIR / "figures" / "latency_distributions.png",
+        sweep_figure=[STUDY_DIR / "figures" / "sweep.png"] if STUDY.sweep else [],
         report=STUDY_DIR / "report.md",
     params:
         runs=expand(RUN_DIR, run=RUNS),
@@ -29,7 +33,6 @@ rule summarize:
 rule report:
     input:
         rules.summarize.output,
-        expand(rules.traffic.output, run=RUNS) if STUDY.traffic_capture else [],
         notebook="analysis/study_report.ipynb",
     output:
         notebook=STUDY_DIR / "report.ipynb",

@@ -23,4 +23,4 @@ NWAKU_IDENTITY = str(NWAKU_DIR / "identity.json")
 
 
 wildcard_constraints:
-    run=r"n\d+-size\d+B-seed\d+",
+    run=r"([a-z_]+\d+-)?n\d+-size\d+B-seed\d+",

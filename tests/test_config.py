@@ -33,6 +33,9 @@ def test_default_config_states_every_key():
         if section in cfg.MACHINE_SECTIONS:
             continue
         assert section in written, section
+        if written[section] is None:  # an optional section, off by default (sweep)
+            assert spec["default"] is None, section
+            continue
         for key in spec.get("properties", {}):
             assert key in written[section], f"{section}.{key}"
 
@@ -105,6 +108,77 @@ def test_snakemake_config_falls_back_to_default_and_merges_local(tmp_path):
 
 
 def test_run_config_has_one_size(small_study):
-    run = pipeline.run_config(small_study, 25000)
+    run = small_study.run_config("n12-size25000B-seed7")
     assert run["traffic"]["message_sizes"] == [25000]
     assert cfg.resolve(run).run_ids() == ["n12-size25000B-seed7"]
+
+
+def test_unknown_run_is_named(small_study):
+    with pytest.raises(ConfigError, match="run 'n12-size1B-seed7' is not part of study 'unit'"):
+        small_study.run("n12-size1B-seed7")
+
+
+def sweep_study(**overrides):
+    raw = {
+        "study": "sweep",
+        "seed": 3,
+        "repetitions": 2,
+        "sweep": {"parameter": "gossipsub.d", "values": [3, 10]},
+        "network": {"nodes": 16, "peers_per_node": 4, "latency": "50 ms"},
+        "traffic": {"message_sizes": ["1 B", "10 KB"]},
+    }
+    return cfg.resolve(cfg.merge(raw, overrides))
+
+
+def test_sweep_expands_to_one_run_per_value_size_and_seed():
+    study = sweep_study()
+    assert study.run_ids() == [
+        f"d{d}-n16-size{size}B-seed{seed}" for d in (3, 10) for size in (1, 10000) for seed in (3, 4)
+    ]
+    run = study.run("d10-n16-size1B-seed4")
+    assert (run.value, run.size_bytes, run.seed) == (10, 1, 4)
+
+
+def test_a_sweep_point_is_a_study_of_one_run():
+    study = sweep_study()
+    point = cfg.resolve(study.run_config("d3-n16-size10000B-seed4"))
+    assert point.run_ids() == ["d3-n16-size10000B-seed4"]
+    # d_low and d_high follow d with nwaku's offsets, d_low at least 1
+    assert point.gossipsub.effective() == {"d": 3, "d_low": 1, "d_high": 5, "d_lazy": 6}
+    assert (point.seed, point.repetitions, point.message_sizes) == (4, 1, (10000,))
+    # the run folder's config resolves to the same run again
+    assert cfg.resolve(point.resolved).run_ids() == point.run_ids()
+
+
+def test_sweeping_other_parameters():
+    study = sweep_study(sweep={"parameter": "traffic.messages_per_publisher", "values": [1, 16]}, repetitions=1)
+    point = cfg.resolve(study.run_config("messages_per_publisher16-n16-size1B-seed3"))
+    assert point.messages_per_publisher == 16
+    assert point.gossipsub.effective()["d"] == 6
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"gossipsub": {"d": 6}}, r"gossipsub.d: sweep.values sets it; remove the key"),
+        ({"gossipsub": {"d_high": 8}}, r"sweep gossipsub.d = 10: gossipsub: need d_low <= d <= d_high"),
+        ({"sweep": {"parameter": "network.peers_per_node", "values": [4, 16]}, "network": {"peers_per_node": None}},
+         r"sweep network.peers_per_node = 16: network.peers_per_node: 16 must be less than network.nodes \(16\)"),
+        ({"sweep": {"parameter": "network.nodes", "values": [10]}}, r"sweep.parameter: 'network.nodes' is not one of"),
+        ({"repetitions": 0}, r"repetitions: 0 is less than the minimum of 1"),
+    ],
+)
+def test_bad_sweeps_are_named(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        sweep_study(**overrides)
+
+
+def test_a_resolved_sweep_study_loads_again(tmp_path):
+    """The workflow writes the resolved study (defaults filled in) and reads it back."""
+    for study in (sweep_study(), sweep_study(sweep={"parameter": "traffic.messages_per_publisher", "values": [1, 16]})):
+        path = tmp_path / "study.yaml"
+        path.write_text(cfg.dump_resolved(study))
+        assert cfg.load(path).run_ids() == study.run_ids()
+        run = study.run_ids()[-1]
+        path.write_text(yaml.safe_dump(study.run_config(run)))
+        assert cfg.load(path).run_ids() == [run]

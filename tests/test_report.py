@@ -1,21 +1,28 @@
 """The study report notebook, executed on the recorded real runs as the workflow executes it."""
 
+import json
 import shutil
 
 import nbformat
 import pandas as pd
+import pytest
 
 from waku_shadow import cli
 
-from conftest import REPO
+from conftest import RECORDED, REPO
 from recorded import CASCADE_RUNS, RUNS, parsed_copies
 
+SWEEP_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
 
-def summarized_study(base, name, recorded_runs):
-    """A study folder as the workflow leaves it before the report: parsed, validated, summarized."""
+
+def summarized_study(base, name, recorded_runs, traffic=False):
+    """A study folder as the workflow leaves it before the report: parsed, validated, (with
+    packet captures) traffic counted, summarized."""
     study_dir = base / name
     runs = parsed_copies(recorded_runs, study_dir / "runs")
-    shutil.copy(runs[0] / "config.yaml", study_dir / "study.yaml")
+    for run in runs if traffic else []:
+        assert cli.main(["traffic", "--run-dir", str(run)]) == 0
+    shutil.copy(RECORDED / f"{name}.yaml", study_dir / "study.yaml")
     assert cli.main(["summarize", "--study-config", str(study_dir / "study.yaml"), "--out", str(study_dir),
                      "--runs", *map(str, runs)]) == 0
     return study_dir, runs
@@ -50,14 +57,34 @@ def test_report_notebook_renders_every_section(tmp_path):
 
 def test_cascade_report_shows_table3_bandwidth_and_the_compared_study(tmp_path):
     summarized_study(tmp_path, "recorded", RUNS)
-    study_dir, runs = summarized_study(tmp_path, "recorded-cascade", CASCADE_RUNS)
-    for run in runs:
-        assert cli.main(["traffic", "--run-dir", str(run)]) == 0
+    study_dir, runs = summarized_study(tmp_path, "recorded-cascade", CASCADE_RUNS, traffic=True)
     html = report(study_dir, runs, "--compare-with", str(tmp_path / "recorded"))
-    cost = pd.read_csv(study_dir / "analysis" / "bandwidth_by_size.csv")
+    cost = pd.read_csv(study_dir / "analysis" / "bandwidth_by_run.csv")
     assert list(cost["size_bytes"]) == [2000, 500000] and "Net bytes = " in html
+    fit = json.loads((study_dir / "analysis" / "bandwidth_fit.json").read_text())
+    assert fit["x"] == "payload_bytes" and fit["r2"] == pytest.approx(1.0)  # two points
+    assert "No sweep in this study" in html
     assert "Singapore → Bangalore" in html and "New York → Frankfurt" in html
     compared = pd.read_csv(study_dir / "analysis" / "compared_with_recorded.csv")
     assert set(compared["size_bytes"]) == {2000}  # the only size both studies ran
     assert (study_dir / "analysis" / "table3_comparison.csv").stat().st_size > 0
     assert html.count("src=\"data:image/png;base64") == 6  # the four figures, bandwidth and the comparison
+
+
+def test_sweep_report_shows_every_point_and_the_trade_off(tmp_path):
+    study_dir, runs = summarized_study(tmp_path, "recorded-sweep", SWEEP_RUNS, traffic=True)
+    summary = pd.read_csv(study_dir / "latency_summary.csv")
+    assert list(summary["d"]) == [2, 5] and (summary["count"] == 72).all()  # 2 seeds x 36 receipts
+    markdown = (study_dir / "report.md").read_text()
+    assert "Sweep of gossipsub.d (d_low and d_high follow it unless set) over 2, 5" in markdown
+    assert "| d | size | latency_mean_ms |" in markdown and "![sweep](figures/sweep.png)" in markdown
+    assert "Beside the paper's single-host study" not in markdown  # Table 5 is per size, not per point
+    html = report(study_dir, runs)
+    assert "Sweep of d" not in html  # the figure's title is in the image, not the page
+    assert "No sweep in this study" not in html and "no line to fit (a D sweep is under Sweep)" in html
+    histogram = pd.read_csv(study_dir / "analysis" / "hop_histogram.csv")
+    assert set(histogram["d"]) == {2, 5}
+    per_hop = pd.read_csv(study_dir / "analysis" / "per_hop.csv")
+    assert set(per_hop["d"]) == {2, 5}
+    # figures 3 and 2, hop histogram, residuals and the sweep
+    assert html.count("src=\"data:image/png;base64") == 5

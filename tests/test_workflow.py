@@ -78,3 +78,24 @@ def test_world_study_with_fewer_sizes_reports_beside_the_paper_study(tmp_path):
     assert code == 0, out
     assert job_counts(out)["simulate"] == 2
     assert f"--compare-with {tmp_path}/results/paper" in out
+
+
+def test_a_sweep_expands_to_one_run_per_value_size_and_seed(tmp_path):
+    code, out = dry_run("--configfile", "configs/dsweep.yaml",
+                        "--config", f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}")
+    assert code == 0, out
+    counts = job_counts(out)
+    # D = 3, 4, 5, 6, 8, 10, 12 at 10 KB and 100 KB, one seed; every run's traffic feeds the summary
+    for rule in ("render", "simulate", "parse", "validate", "traffic"):
+        assert counts[rule] == 14, (rule, counts)
+    assert counts["summarize"] == 1 and counts["report"] == 1
+    assert "d12-n500-size100000B-seed1" in out and "d3-n500-size10000B-seed1" in out
+
+
+def test_repetitions_expand_to_one_run_per_seed(tmp_path):
+    code, out = dry_run("--configfile", "configs/docker-eval-count.yaml",
+                        "--config", f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}")
+    assert code == 0, out
+    assert job_counts(out)["simulate"] == 15  # 5 message counts x 3 seeds
+    for seed in (1, 2, 3):
+        assert f"messages_per_publisher16-n20-size1B-seed{seed}" in out

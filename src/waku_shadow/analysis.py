@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import config as cfg
-from . import model, paper
+from . import model, paper, sweep
 
 MODELS = {
     "eq1_ms": "Equation 1 as written",
@@ -25,7 +25,7 @@ def run_receipts(run_dir: Path) -> pd.DataFrame:
     receipts = receipts.join(model.predict(receipts, sends, study, one_way_ns=edge_one_way_ns(run_dir, study, receipts)))
     for column in MODELS:
         receipts[column.replace("_ms", "_residual_ms")] = receipts["latency_ms"] - receipts[column]
-    return receipts.assign(run=run_dir.name)
+    return receipts.assign(**sweep.run_columns(run_dir))
 
 
 def edge_one_way_ns(run_dir: Path, study: cfg.Study, receipts: pd.DataFrame):
@@ -59,43 +59,46 @@ def residual_summary(receipts: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def per_hop_table(receipts: pd.DataFrame, publishes: pd.DataFrame, verification_ms: dict[int, float]) -> pd.DataFrame:
-    """The paper's Table 3 for a simulated network: mean L_g, and per hop position mean L_t and L_v.
+def per_hop_table(receipts: pd.DataFrame, publishes: pd.DataFrame, verification_ms: dict[int, float],
+                  keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """The paper's Table 3 for a simulated network: mean L_g, and per hop position mean L_t and L_v,
+    per point (size, or swept value and size).
 
     A hop's time is the child's receipt minus its parent's (the publish, for the first
     hop); L_v is the configured validation delay of the size and L_t the rest.
-    ``verification_ms`` maps a size to its L_v in ms.
+    ``verification_ms`` maps a size to its L_v in ms. Receipts and publishes carry their run:
+    the runs of a sweep share message hashes.
     """
+    keys = list(keys)
     measured = receipts[~receipts["warmup"]].copy()
-    received = measured.set_index(["msg_hash", "receiver"])["received_ns"]
-    parent_received = received.reindex(list(zip(measured["msg_hash"], measured["from_host"]))).to_numpy()
+    received = measured.set_index(["run", "msg_hash", "receiver"])["received_ns"]
+    parent_received = received.reindex(list(zip(measured["run"], measured["msg_hash"], measured["from_host"]))).to_numpy()
     first = (measured["from_host"] == measured["publisher"]).to_numpy()
     parent_ns = pd.Series(parent_received, index=measured.index).where(~first, measured["publish_ns"])
     measured["hop_ms"] = (measured["received_ns"] - parent_ns) / 1e6
-    rows = []
     generation = publishes[~publishes["warmup"]]
-    for size, group in measured.groupby("size_bytes"):
-        lg = ((generation.loc[generation["size_bytes"] == size, "publish_ns"]
-               - generation.loc[generation["size_bytes"] == size, "intent_ns"]) / 1e6).mean()
-        rows.append({"size_bytes": size, "component": "L_g", "hop": 0, "mean_ms": lg})
-        lv = verification_ms[size]
+    generation_ms = ((generation["publish_ns"] - generation["intent_ns"]) / 1e6).groupby([generation[k] for k in keys]).mean()
+    rows = []
+    for point, group in measured.groupby(keys):
+        at = dict(zip(keys, point))
+        rows.append({**at, "component": "L_g", "hop": 0, "mean_ms": generation_ms.loc[point]})
+        lv = verification_ms[at["size_bytes"]]
         for hop, at_hop in group.groupby("hop"):
-            rows.append({"size_bytes": size, "component": "L_t", "hop": hop, "mean_ms": at_hop["hop_ms"].mean() - lv})
-            rows.append({"size_bytes": size, "component": "L_v", "hop": hop, "mean_ms": lv})
-        rows.append({"size_bytes": size, "component": "total", "hop": int(group["hop"].max()), "mean_ms": group["latency_ms"].mean()})
+            rows.append({**at, "component": "L_t", "hop": hop, "mean_ms": at_hop["hop_ms"].mean() - lv})
+            rows.append({**at, "component": "L_v", "hop": hop, "mean_ms": lv})
+        rows.append({**at, "component": "total", "hop": int(group["hop"].max()), "mean_ms": group["latency_ms"].mean()})
     return pd.DataFrame(rows)
 
 
-def first_hops(receipts: pd.DataFrame, sends: pd.DataFrame) -> pd.DataFrame:
-    """Per message: peers the publisher sent to (flood publish) and receivers whose first copy came from it."""
-    publisher_sends = sends.merge(
-        receipts[["msg_hash", "publisher", "message", "size_bytes", "warmup"]].drop_duplicates("msg_hash"),
-        left_on=["msg_hash", "sender"],
-        right_on=["msg_hash", "publisher"],
-    )
-    sent = publisher_sends.groupby(["msg_hash", "message", "size_bytes", "warmup"]).size().rename("publisher_sent_to")
-    direct = receipts[receipts["hop"] == 1].groupby("msg_hash").size().rename("first_hop_receivers")
-    return sent.reset_index().join(direct, on="msg_hash")
+def first_hops(receipts: pd.DataFrame, sends: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """Per message and run: peers the publisher sent to (flood publish) and receivers whose first copy came from it."""
+    keys = list(keys)
+    columns = ["publisher", "message", *keys, "warmup"]
+    messages = receipts[["run", "msg_hash", *(c for c in columns if c not in sends)]].drop_duplicates(["run", "msg_hash"])
+    publisher_sends = sends.merge(messages, left_on=["run", "msg_hash", "sender"], right_on=["run", "msg_hash", "publisher"])
+    sent = publisher_sends.groupby(["run", "msg_hash", "message", *keys, "warmup"]).size().rename("publisher_sent_to")
+    direct = receipts[receipts["hop"] == 1].groupby(["run", "msg_hash"]).size().rename("first_hop_receivers")
+    return sent.reset_index().join(direct, on=["run", "msg_hash"])
 
 
 def multihost_table3(run_dirs: list[Path]) -> pd.DataFrame:

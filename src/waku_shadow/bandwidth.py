@@ -73,28 +73,31 @@ def run_amplification(run_dir, study) -> pd.DataFrame:
     return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9)
 
 
-def net_cost_by_size(run_dirs: list[Path]) -> pd.DataFrame:
-    """Per run (one size each): messages, payload published, net bytes (in + out over all nodes,
-    idle traffic subtracted, as the Docker evaluation counted them) and mean amplification."""
-    rows = []
-    for run_dir in run_dirs:
-        study = cfg.load(run_dir / "config.yaml")
-        publishes = pd.read_parquet(run_dir / "publishes.parquet")
-        busy = busy_traffic(run_dir, study, publishes)
-        per_message = pd.read_parquet(run_dir / "amplification.parquet")
-        measured = per_message[~per_message["warmup"]]
-        size = study.message_sizes[0]
-        rows.append(
-            {
-                "size_bytes": size,
-                "messages": len(publishes),
-                "payload_bytes": size * len(publishes),
-                "net_bytes": float(busy["bytes_in"].sum() + busy["bytes_out"].sum()),
-                "amplification": float(measured["amplification"].mean()),
-                "duplicates_per_receiver": float(measured["duplicates_per_receiver"].mean()),
-            }
-        )
-    return pd.DataFrame(rows).sort_values("size_bytes", ignore_index=True)
+def run_cost(run_dir: Path, study: cfg.Study) -> dict:
+    """What one run's messages cost the network: messages and payload published, net bytes (in +
+    out over all nodes from the first publish on, idle traffic subtracted, as the Docker
+    evaluation counted them), and the mean amplification and duplicates of measured messages."""
+    publishes = pd.read_parquet(run_dir / "publishes.parquet")
+    busy = busy_traffic(run_dir, study, publishes)
+    per_message = pd.read_parquet(run_dir / "amplification.parquet")
+    measured = per_message[~per_message["warmup"]]
+    net_bytes = float(busy["bytes_in"].sum() + busy["bytes_out"].sum())
+    return {
+        "messages_published": len(publishes),
+        "payload_bytes": study.message_sizes[0] * len(publishes),
+        "net_bytes": net_bytes,
+        "net_bytes_per_message": net_bytes / len(publishes),
+        "amplification": float(measured["amplification"].mean()),
+        "duplicates_per_receiver": float(measured["duplicates_per_receiver"].mean()),
+    }
+
+
+def fit_axis(study: cfg.Study) -> str | None:
+    """What a study's net bytes are fitted against: the messages published when it sweeps their
+    number, the payload published when it runs several sizes, nothing otherwise (a D sweep)."""
+    if study.sweep is not None:
+        return "messages_published" if study.sweep.parameter.startswith("traffic.") else None
+    return "payload_bytes" if len(study.message_sizes) > 1 else None
 
 
 def fit_line(x: pd.Series, y: pd.Series) -> dict:

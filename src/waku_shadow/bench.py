@@ -132,7 +132,7 @@ def workflow_command(
     for path in files:
         raw = cfg.merge(raw, cfg.read_yaml(path))
     study = cfg.resolve(cfg.merge(raw, overrides), source=" + ".join(map(str, files)))
-    run_dir = results_dir / study.name / "runs" / study.run_id(size_bytes)
+    run_dir = results_dir / study.name / "runs" / study.runs()[0].run_id
     # a config file keeps the overrides' types; Snakemake's --config turns nested numbers into text
     results_dir.mkdir(parents=True, exist_ok=True)
     overrides_file = results_dir / "bench-overrides.yaml"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bandwidth, bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, traffic, trees, units, validation
+from . import bandwidth, bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 RUN_CONFIG = "config.yaml"
@@ -35,7 +35,8 @@ def cmd_check_config(args) -> None:
 def cmd_render(args) -> None:
     run_dir = Path(args.run_dir)
     study = cfg.resolve(json.loads(args.config_json), source="run config")
-    (size,) = study.message_sizes
+    (point,) = study.runs()
+    size = point.size_bytes
     wakunode2 = shutil.which(args.wakunode2)
     curl = shutil.which(study.stack.curl)
     if wakunode2 is None:
@@ -49,10 +50,11 @@ def cmd_render(args) -> None:
     (run_dir / RUN_CONFIG).write_text(cfg.dump_resolved(study))
     provenance = {
         "study": study.name,
-        "run": study.run_id(size),
+        "run": point.run_id,
         "nodes": study.nodes,
         "message_size_bytes": size,
         "seed": study.seed,
+        **({study.sweep.name: point.value} if study.sweep else {}),
         "topology_attempt": run.topology.attempt,
         "config_sha256_12": study.config_hash(),
         "rendered_at_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -136,7 +138,7 @@ def cmd_validate(args) -> None:
     study = load_run(run_dir)
     hosts = list(pd.read_csv(run_dir / "identities.csv")["host"])
     result = validation.check(
-        study.run_id(study.message_sizes[0]),
+        study.runs()[0].run_id,
         runner.read_stats(run_dir),
         hosts,
         pd.read_csv(run_dir / "schedule.csv"),
@@ -151,14 +153,22 @@ def cmd_summarize(args) -> None:
     study = cfg.load(args.study_config)
     out = Path(args.out)
     run_dirs = [Path(d) for d in args.runs]
-    receipts = pd.concat([pd.read_parquet(d / "receipts.parquet").assign(run=d.name) for d in run_dirs], ignore_index=True)
+    keys = sweep.point_keys(study)
+    receipts = pd.concat([sweep.run_table(d, "receipts") for d in run_dirs], ignore_index=True)
     receipts.to_parquet(out / "receipts.parquet", index=False)
-    summary = stats.latency_summary(receipts)
+    summary = stats.latency_summary(receipts, keys)
     summary.to_csv(out / "latency_summary.csv", index=False, float_format="%.3f")
     (out / "latency_summary.md").write_text(stats.to_markdown(summary))
-    figure = out / "figures" / "latency_distributions.png"
-    plots.latency_distributions(receipts, summary, f"{study.name}: {study.nodes} nwaku nodes in Shadow", figure)
-    (out / "report.md").write_text(report.study_report(study, run_dirs, summary, figure.relative_to(out)))
+    runs = sweep.runs_table(run_dirs, keys)
+    runs.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+    points = sweep.points_table(runs, keys)
+    points.to_csv(out / "points.csv", index=False, float_format="%.6g")
+    figures = out / "figures"
+    plots.latency_distributions(receipts, summary, f"{study.name}: {study.nodes} nwaku nodes in Shadow",
+                                figures / "latency_distributions.png")
+    if study.sweep:
+        plots.sweep_tradeoff(points, study.sweep.name, figures / "sweep.png")
+    (out / "report.md").write_text(report.study_report(study, run_dirs, summary, points))
 
 
 def cmd_report(args) -> None:

@@ -93,6 +93,27 @@ class Stack:
 
 
 @dataclass(frozen=True)
+class Sweep:
+    parameter: str  # a dotted config key, e.g. gossipsub.d
+    values: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        """The key's last part: the run id's prefix and the tables' column."""
+        return self.parameter.rsplit(".", 1)[1]
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One Shadow run of a study: a message size, a seed and, in a sweep, the swept value."""
+
+    run_id: str
+    size_bytes: int
+    seed: int
+    value: int | None
+
+
+@dataclass(frozen=True)
 class Resources:
     memory_floor_bytes: int
     memory_poll_interval_ns: int
@@ -104,6 +125,8 @@ class Resources:
 class Study:
     name: str
     seed: int
+    repetitions: int
+    sweep: Sweep | None
     nodes: int
     topology: str
     peers_per_node: int  # 1 in a cascade: a node dials only the next one
@@ -146,17 +169,36 @@ class Study:
             return self.stop_time_override_ns
         return self.last_publish_ns + self.drain_ns
 
-    def run_id(self, size: int) -> str:
-        return f"n{self.nodes}-size{size}B-seed{self.seed}"
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.repetitions))
+
+    def runs(self) -> list[RunPoint]:
+        """Every run, swept value outermost, then size, then seed."""
+        values = self.sweep.values if self.sweep else (None,)
+        return [
+            RunPoint(self._run_id(size, seed, value), size, seed, value)
+            for value in values
+            for size in self.message_sizes
+            for seed in self.seeds
+        ]
+
+    def _run_id(self, size: int, seed: int, value: int | None) -> str:
+        prefix = f"{self.sweep.name}{value}-" if self.sweep else ""
+        return f"{prefix}n{self.nodes}-size{size}B-seed{seed}"
 
     def run_ids(self) -> list[str]:
-        return [self.run_id(size) for size in self.message_sizes]
+        return [run.run_id for run in self.runs()]
 
-    def size_of_run(self, run_id: str) -> int:
-        for size in self.message_sizes:
-            if self.run_id(size) == run_id:
-                return size
+    def run(self, run_id: str) -> RunPoint:
+        for run in self.runs():
+            if run.run_id == run_id:
+                return run
         raise ConfigError(f"run {run_id!r} is not part of study {self.name!r}")
+
+    def run_config(self, run_id: str) -> dict:
+        """The resolved config of one run: one size, one seed and, in a sweep, one value."""
+        return point_config(self.resolved, self.run(run_id))
 
     def study_config(self) -> dict:
         """The resolved study sections, without the machine-specific ones."""
@@ -165,6 +207,32 @@ class Study:
     def config_hash(self) -> str:
         text = json.dumps(self.study_config(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def point_config(resolved: dict, run: RunPoint) -> dict:
+    point = with_sweep_value(merge(resolved, {"seed": run.seed, "repetitions": 1}), run.value)
+    point["traffic"]["message_sizes"] = [run.size_bytes]
+    if point["sweep"] is not None:
+        point["sweep"]["values"] = [run.value]
+    return point
+
+
+def with_sweep_value(resolved: dict, value: int | None) -> dict:
+    """The config with the swept key set to ``value`` (and, for gossipsub.d, d_low and d_high
+    following it unless the study sets them); unchanged without a sweep."""
+    sweep = resolved["sweep"]
+    if sweep is None:
+        return resolved
+    config = merge(resolved, {})
+    section, key = sweep["parameter"].split(".")
+    config[section][key] = value
+    if sweep["parameter"] == "gossipsub.d":
+        gossipsub = config["gossipsub"]
+        if gossipsub["d_low"] is None:
+            gossipsub["d_low"] = max(1, value - 2)
+        if gossipsub["d_high"] is None:
+            gossipsub["d_high"] = value + 2
+    return config
 
 
 @cache
@@ -222,23 +290,25 @@ def resolve(raw: dict, source: str = "config") -> Study:
 
 def _resolve(raw: dict) -> Study:
     _check_schema(raw)
-    cfg = _with_defaults(raw, schema())
+    resolved = _with_defaults(raw, schema())
+    # keys another setting makes meaningless are refused when given and resolve to null
+    raw_net = raw.get("network") or {}
+    if resolved["network"]["topology"] == "cascade":
+        if raw_net.get("peers_per_node") is not None:
+            raise ConfigError("network.peers_per_node: a cascade's nodes dial only their neighbour; remove the key")
+        resolved["network"]["peers_per_node"] = None
+    if resolved["network"]["locations"] is not None:
+        if raw_net.get("latency") is not None:
+            raise ConfigError("network.latency: with network.locations the latencies come from its rtt_matrix; remove the key")
+        resolved["network"]["latency"] = None
+    # a sweep study's own fields are those of its first value; each value is checked below
+    cfg = with_sweep_value(resolved, resolved["sweep"] and resolved["sweep"]["values"][0])
     net, gs, traffic, rln, sh = (cfg[k] for k in ("network", "gossipsub", "traffic", "rln", "shadow"))
 
     nodes = net["nodes"]
-    # keys another setting makes meaningless are refused when given and resolve to null
-    raw_net = raw.get("network") or {}
-    if net["topology"] == "cascade":
-        if raw_net.get("peers_per_node") is not None:
-            raise ConfigError("network.peers_per_node: a cascade's nodes dial only their neighbour; remove the key")
-        net["peers_per_node"] = None
-    elif net["peers_per_node"] is None:
+    if net["topology"] == "random" and net["peers_per_node"] is None:
         raise ConfigError("network.peers_per_node: a random topology needs it")
-    if net["locations"] is not None:
-        if raw_net.get("latency") is not None:
-            raise ConfigError("network.latency: with network.locations the latencies come from its rtt_matrix; remove the key")
-        net["latency"] = None
-    elif net["latency"] is None:
+    if net["locations"] is None and net["latency"] is None:
         raise ConfigError("network.latency: needed unless network.locations is set")
     if net["topology"] == "random" and net["peers_per_node"] >= nodes:
         raise ConfigError(
@@ -274,9 +344,24 @@ def _resolve(raw: dict) -> Study:
     drain = units.duration_ns(sh["drain"], "shadow.drain")
     stop = None if sh["stop_time"] is None else units.duration_ns(sh["stop_time"], "shadow.stop_time")
 
+    sweep = None
+    if cfg["sweep"] is not None:
+        sweep = Sweep(cfg["sweep"]["parameter"], tuple(cfg["sweep"]["values"]))
+        section, key = sweep.parameter.split(".")
+        given = (raw.get(section) or {}).get(key)
+        if given is not None and list(sweep.values) != [given]:
+            raise ConfigError(f"{sweep.parameter}: sweep.values sets it; remove the key")
+        resolved[section].pop(key, None)  # not a default either: the sweep sets it in every run
+        if sweep.parameter == "network.peers_per_node" and net["topology"] == "cascade":
+            raise ConfigError("sweep.parameter: a cascade has no peers_per_node to sweep")
+        if cfg["report"]["compare_with"] is not None:
+            raise ConfigError("report.compare_with: studies are compared size by size; a sweep has several points per size")
+
     study = Study(
         name=cfg["study"],
         seed=cfg["seed"],
+        repetitions=cfg["repetitions"],
+        sweep=sweep,
         nodes=nodes,
         topology=net["topology"],
         peers_per_node=1 if net["topology"] == "cascade" else net["peers_per_node"],
@@ -310,13 +395,21 @@ def _resolve(raw: dict) -> Study:
             results_dir=cfg["resources"]["results_dir"],
             build_dir=cfg["resources"]["build_dir"],
         ),
-        resolved=cfg,
+        resolved=resolved,
     )
     if stop is not None and stop <= study.last_publish_ns:
         raise ConfigError(
             f"shadow.stop_time: {sh['stop_time']} ends before the last publish at "
             f"{units.shadow_time(study.last_publish_ns)}"
         )
+    if sweep is not None and len(sweep.values) > 1:
+        for value in sweep.values:
+            # the first run of each value stands for all its sizes and seeds
+            run = next(r for r in study.runs() if r.value == value)
+            try:
+                _resolve(point_config(resolved, run))
+            except ConfigError as exc:
+                raise ConfigError(f"sweep {sweep.parameter} = {value}: {exc}") from None
     return study
 
 

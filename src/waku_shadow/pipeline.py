@@ -53,15 +53,8 @@ def run_dir(study: Study, run_id: str) -> Path:
     return study_dir(study) / "runs" / run_id
 
 
-def run_config(study: Study, size_bytes: int) -> dict:
-    """The resolved config of one run: the study's, with only this run's message size."""
-    resolved = cfg.merge(study.resolved, {})
-    resolved["traffic"]["message_sizes"] = [size_bytes]
-    return resolved
-
-
 def run_config_json(study: Study, run_id: str) -> str:
-    return json.dumps(run_config(study, study.size_of_run(run_id)), sort_keys=True)
+    return json.dumps(study.run_config(run_id), sort_keys=True)
 
 
 def nwaku_build_dir(study: Study) -> Path:

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from .stats import SUMMARY_COLUMNS  # noqa: E402
 from .units import human_size  # noqa: E402
 
 
@@ -36,13 +37,14 @@ def latency_distributions(
     red dashed lines as in the paper.
     """
     measured = receipts[~receipts["warmup"].astype(bool)]
-    sizes = list(summary["size_bytes"])
-    columns = 2 if len(sizes) > 1 else 1
-    rows = math.ceil(len(sizes) / columns)
+    keys = [c for c in summary.columns if c not in SUMMARY_COLUMNS] + ["size_bytes"]
+    panels = len(summary)
+    columns = 2 if panels > 1 else 1
+    rows = math.ceil(panels / columns)
     sns.set_theme(style="whitegrid")
     fig, axes = plt.subplots(rows, columns, figsize=(6 * columns, 3.6 * rows), squeeze=False)
     for ax, row in zip(axes.flat, summary.itertuples()):
-        data = measured[measured["size_bytes"] == row.size_bytes]
+        data = measured[(measured[keys] == [getattr(row, k) for k in keys]).all(axis=1)]
         sns.histplot(data, x="latency_ms", stat="probability", bins=40, ax=ax, color="#4c72b0")
         for value, label, style in (
             (row.min, "min", ":"),
@@ -62,10 +64,11 @@ def latency_distributions(
             )
         for value in (reference or {}).get(int(row.size_bytes), ()):
             ax.axvline(value, color="crimson", linestyle="--", linewidth=1.2)
-        ax.set_title(f"Message size = {human_size(int(row.size_bytes))} ({int(row.count)} receipts)")
+        point = "".join(f"{k} = {getattr(row, k)}, " for k in keys[:-1])
+        ax.set_title(f"{point}message size = {human_size(int(row.size_bytes))} ({int(row.count)} receipts)")
         ax.set_xlabel("Latency (ms)")
         ax.set_ylabel("Message share")
-    for ax in list(axes.flat)[len(sizes):]:
+    for ax in list(axes.flat)[panels:]:
         ax.set_visible(False)
     fig.suptitle(title)
     _save(fig, out, dpi=150)
@@ -102,29 +105,43 @@ def figure2(observed: pd.DataFrame, out: Path, nodes=(1_000, 10_000, 100_000), d
     _save(fig, out, dpi=150)
 
 
-def hop_histograms(histogram: pd.DataFrame, out: Path) -> None:
-    """Receipts per hop count, one bar group per size."""
+def point_labels(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """'10 KB', or 'd=3, 10 KB' in a sweep: the name of each row's point."""
+    labels = frame["size_bytes"].map(lambda b: human_size(int(b)))
+    for key in reversed([k for k in keys if k != "size_bytes"]):
+        labels = f"{key}=" + frame[key].astype(str) + ", " + labels
+    return labels
+
+
+def _ordered_labels(frame: pd.DataFrame, keys: list[str]) -> list[str]:
+    points = frame[keys].drop_duplicates().sort_values(keys)
+    return list(point_labels(points, keys))
+
+
+def hop_histograms(histogram: pd.DataFrame, out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
+    """Receipts per hop count, one bar group per point."""
+    keys = list(keys)
     sns.set_theme(style="whitegrid")
-    frame = histogram.assign(size=histogram["size_bytes"].map(lambda b: human_size(int(b))))
-    totals = frame.groupby("size")["receipts"].transform("sum")
-    frame["share"] = frame["receipts"] / totals
+    frame = histogram.assign(point=point_labels(histogram, keys))
+    frame["share"] = frame["receipts"] / frame.groupby("point")["receipts"].transform("sum")
     fig, ax = plt.subplots(figsize=(7, 4))
-    sizes = [human_size(int(b)) for b in sorted(histogram["size_bytes"].unique())]
-    sns.barplot(frame, x="hop", y="share", hue="size", hue_order=sizes, ax=ax)
+    sns.barplot(frame, x="hop", y="share", hue="point", hue_order=_ordered_labels(histogram, keys), ax=ax)
     ax.set_xlabel("hops from the publisher")
     ax.set_ylabel("share of receipts")
     ax.set_title("Hop counts of the delivery trees")
     _save(fig, out, dpi=150)
 
 
-def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path) -> None:
-    """Simulated minus predicted latency per size and hop count, for every model."""
+def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
+    """Simulated minus predicted latency per point and hop count, for every model."""
+    keys = list(keys)
     measured = receipts[~receipts["warmup"].astype(bool)]
+    point = point_labels(measured, keys)
     long = pd.concat(
         [
             pd.DataFrame(
                 {
-                    "size": measured["size_bytes"].map(lambda b: human_size(int(b))),
+                    "point": point,
                     "hop": measured["hop"],
                     "residual_ms": measured[column.replace("_ms", "_residual_ms")],
                     "model": name,
@@ -134,10 +151,10 @@ def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path) -> None
         ],
         ignore_index=True,
     )
-    sizes = [human_size(int(b)) for b in sorted(measured["size_bytes"].unique())]
+    order = _ordered_labels(measured, keys)
     sns.set_theme(style="whitegrid")
-    grid = sns.catplot(long, x="hop", y="residual_ms", hue="model", col="size", col_order=sizes, kind="box",
-                       col_wrap=min(2, len(sizes)), height=3.2, aspect=1.4, sharey=False, showfliers=False)
+    grid = sns.catplot(long, x="hop", y="residual_ms", hue="model", col="point", col_order=order, kind="box",
+                       col_wrap=min(2, len(order)), height=3.2, aspect=1.4, sharey=False, showfliers=False)
     grid.set_axis_labels("hops from the publisher", "simulated − predicted (ms)")
     grid.figure.suptitle("Equation 1 residuals", y=1.02)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -181,17 +198,65 @@ def scaling(runs: pd.DataFrame, law: dict, title: str, out: Path) -> None:
     _save(fig, out, dpi=120)
 
 
-def net_bandwidth(cost: pd.DataFrame, fit: dict, out: Path) -> None:
-    """Net bytes on the network against payload published, one point per message size, with the fitted line."""
+def net_bandwidth(runs: pd.DataFrame, x: str, xlabel: str, label: str, fit: dict, title: str, out: Path) -> None:
+    """Net bytes on the network against what was published (payload or messages), one point per
+    run, labelled by ``label``'s column, with the fitted line."""
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(cost["payload_bytes"] / 1e6, cost["net_bytes"] / 1e6, "o", color="#4c72b0")
-    for row in cost.itertuples():
-        ax.annotate(human_size(int(row.size_bytes)), (row.payload_bytes / 1e6, row.net_bytes / 1e6), fontsize=7,
+    scale = 1e6 if x == "payload_bytes" else 1
+    ax.plot(runs[x] / scale, runs["net_bytes"] / 1e6, "o", color="#4c72b0", alpha=0.8)
+    for value, group in runs.groupby(label):
+        text = human_size(int(value)) if label == "size_bytes" else f"{label} = {value}"
+        ax.annotate(text, (group[x].max() / scale, group["net_bytes"].mean() / 1e6), fontsize=7,
                     xytext=(4, -8), textcoords="offset points")
-    grid = np.linspace(0, cost["payload_bytes"].max(), 50)
-    ax.plot(grid / 1e6, (fit["slope"] * grid + fit["intercept"]) / 1e6, "--", color="gray",
-            label=f"{fit['slope']:.2f} x payload + {fit['intercept'] / 1e6:.3f} MB (R² {fit['r2']:.3f})")
-    ax.set(xlabel="payload published (MB)", ylabel="net bytes in + out, all nodes (MB)", title="Message size vs bandwidth")
+    grid = np.linspace(0, runs[x].max(), 50)
+    unit = "payload byte" if x == "payload_bytes" else "message"
+    ax.plot(grid / scale, (fit["slope"] * grid + fit["intercept"]) / 1e6, "--", color="gray",
+            label=f"{fit['slope']:,.2f} B per {unit} + {fit['intercept'] / 1e6:.3f} MB (R² {fit['r2']:.4f})")
+    ax.set(xlabel=xlabel, ylabel="net bytes in + out, all nodes (MB)", title=title)
     ax.legend(fontsize=8)
+    _save(fig, out, dpi=120)
+
+
+def _with_ci(ax, points: pd.DataFrame, metric: str, x: str, **style) -> None:
+    """A metric's mean against x per message size, with its 95 % interval as error bars."""
+    for size, group in points[points["metric"] == metric].groupby("size_bytes"):
+        group = group.sort_values(x)
+        error = (group["mean"] - group["ci95_low"]).fillna(0)
+        ax.errorbar(group[x], group["mean"], yerr=error, marker="o", capsize=3,
+                    label=f"{human_size(int(size))} {style.get('suffix', '')}".strip(), linestyle=style.get("linestyle", "-"))
+
+
+def sweep_tradeoff(points: pd.DataFrame, name: str, out: Path) -> None:
+    """What a sweep trades: amplification (beside the paper's Figure 2 line when D is swept),
+    latency and hops against the swept value, and latency against bandwidth per value."""
+    sns.set_theme(style="whitegrid")
+    has_traffic = "amplification" in set(points["metric"])
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8)) if has_traffic else plt.subplots(1, 2, figsize=(11, 4))
+    axes = list(np.ravel(axes))
+    latency_ax, hops_ax = axes[0], axes[1]
+    _with_ci(latency_ax, points, "latency_mean_ms", name, suffix="mean")
+    _with_ci(latency_ax, points, "latency_p95_ms", name, suffix="p95", linestyle="--")
+    latency_ax.set(xlabel=name, ylabel="latency (ms)", title="Latency")
+    _with_ci(hops_ax, points, "hops_mean", name)
+    hops_ax.set(xlabel=name, ylabel="mean hops from the publisher", title="Hops")
+    if has_traffic:
+        amp_ax, trade_ax = axes[2], axes[3]
+        _with_ci(amp_ax, points, "amplification", name)
+        if name == "d":
+            values = np.array(sorted(points[name].unique()))
+            amp_ax.plot(values, values, ":", color="crimson", label="paper: amplification = D")
+        amp_ax.set(xlabel=name, ylabel="wire bytes / (payload x receivers)", title="Bandwidth amplification")
+        means = points.pivot_table(index=[name, "size_bytes"], columns="metric", values="mean").reset_index()
+        for size, group in means.groupby("size_bytes"):
+            group = group.sort_values(name)
+            trade_ax.plot(group["net_bytes_per_message"] / 1e6, group["latency_mean_ms"], "o-", label=human_size(int(size)))
+            for row in group.itertuples():
+                trade_ax.annotate(f"{name}={getattr(row, name)}", (row.net_bytes_per_message / 1e6, row.latency_mean_ms),
+                                  fontsize=7, xytext=(4, 4), textcoords="offset points")
+        trade_ax.set(xlabel="net bytes per message, all nodes (MB)", ylabel="mean latency (ms)",
+                     title="Latency against bandwidth")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Sweep of {name}: means over repetitions, 95 % confidence intervals")
     _save(fig, out, dpi=120)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paper, stats
+from . import paper, stats, sweep
 from .config import Study, load
 from .runner import read_stats
 from .units import human_size, shadow_bandwidth, shadow_time
@@ -27,7 +27,17 @@ def network_description(study: Study) -> str:
     )
 
 
-def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figure: Path) -> str:
+def sweep_description(study: Study) -> str:
+    seeds = f"seed {study.seed}" if study.repetitions == 1 else f"seeds {study.seeds[0]}–{study.seeds[-1]}"
+    if study.sweep is None:
+        return f"One run per message size, {seeds}."
+    values = ", ".join(map(str, study.sweep.values))
+    follows = " (d_low and d_high follow it unless set)" if study.sweep.parameter == "gossipsub.d" else ""
+    return (f"Sweep of {study.sweep.parameter}{follows} over {values}: one run per value and message size, {seeds}; "
+            "the values below are those of the first point.")
+
+
+def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, points: pd.DataFrame) -> str:
     gs = study.gossipsub.effective()
     lines = [
         f"# {study.name}",
@@ -38,15 +48,28 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figu
         f"{study.publishers} publishers x {study.messages_per_publisher} messages per size, after "
         f"{study.warmup_messages} warm-up messages (excluded), one every {shadow_time(study.interval_ns)}; "
         f"L_g = {study.rln.proof_generation_ns / 1e6:g} ms, L_v = {study.rln.verification_ns / 1e6:g} ms "
-        f"+ {study.rln.verification_ns_per_byte:g} ns/byte. Seed {study.seed}.",
+        f"+ {study.rln.verification_ns_per_byte:g} ns/byte.",
+        sweep_description(study),
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
         "",
         stats.to_markdown(summary),
-        f"![latency distributions]({figure})",
+        "![latency distributions](figures/latency_distributions.png)",
         "",
     ]
-    comparison = paper.table5_comparison(summary)
+    if study.sweep or study.repetitions > 1:
+        keys = sweep.point_keys(study)
+        metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message")
+                   if m in set(points["metric"])]
+        lines += [
+            "## Points (mean over repetitions ± half the 95 % confidence interval)",
+            "",
+            points_markdown(sweep.wide(points, keys, metrics), keys, metrics),
+            "",
+        ]
+        if study.sweep:
+            lines += ["![sweep](figures/sweep.png)", ""]
+    comparison = pd.DataFrame() if study.sweep else paper.table5_comparison(summary)
     if not comparison.empty:
         lines += [
             "## Beside the paper's single-host study (Table 5, ms: paper / ours, and ours ÷ paper)",
@@ -62,7 +85,7 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figu
     for run_dir in run_dirs:
         run_stats = read_stats(run_dir)
         checks = json.loads((run_dir / "validation.json").read_text())
-        (size,) = load(run_dir / "config.yaml").message_sizes
+        size = load(run_dir / "config.yaml").message_sizes[0]
         lines.append(
             f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
             f"{run_stats.peak_memory_bytes / 2**30:.1f} GiB | {checks['counts']['receipts']} / "
@@ -84,3 +107,18 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, figu
         "",
     ]
     return "\n".join(lines)
+
+
+def points_markdown(table: pd.DataFrame, keys: list[str], metrics: list[str]) -> str:
+    def cell(row, metric):
+        half = row[f"{metric} ±"]
+        return f"{row[metric]:.4g}" + ("" if pd.isna(half) else f" ± {half:.2g}")
+
+    header = "| " + " | ".join(k if k != "size_bytes" else "size" for k in keys) + " | " + " | ".join(metrics) + " |"
+    rule = "|" + "---:|" * len(keys) + "---:|" * len(metrics)
+    rows = [
+        "| " + " | ".join(human_size(int(row[k])) if k == "size_bytes" else str(row[k]) for k in keys)
+        + " | " + " | ".join(cell(row, m) for m in metrics) + " |"
+        for row in table.to_dict("records")
+    ]
+    return "\n".join([header, rule, *rows]) + "\n"

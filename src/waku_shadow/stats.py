@@ -1,4 +1,4 @@
-"""Latency statistics per message size, warm-up messages excluded."""
+"""Latency statistics per message size (and swept value), warm-up messages excluded."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ from .units import human_size
 SUMMARY_COLUMNS = ["size_bytes", "count", "min", "mean", "p50", "p95", "max"]
 
 
-def latency_summary(receipts: pd.DataFrame) -> pd.DataFrame:
-    """count, min, mean, p50, p95 and max of latency in ms per size.
+def latency_summary(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """count, min, mean, p50, p95 and max of latency in ms per size, or per ``keys`` (a swept
+    value and the size), pooling a point's repetitions.
 
     Percentiles interpolate linearly between order statistics (numpy's default).
     """
     measured = receipts[~receipts["warmup"].astype(bool)]
-    grouped = measured.groupby("size_bytes")["latency_ms"]
+    keys = list(keys)
+    grouped = measured.groupby(keys)["latency_ms"]
     summary = pd.DataFrame(
         {
             "count": grouped.size(),
@@ -26,15 +28,18 @@ def latency_summary(receipts: pd.DataFrame) -> pd.DataFrame:
             "max": grouped.max(),
         }
     ).reset_index()
-    return summary[SUMMARY_COLUMNS].sort_values("size_bytes", ignore_index=True)
+    extra = [k for k in keys if k != "size_bytes"]
+    return summary[extra + SUMMARY_COLUMNS].sort_values(keys, ignore_index=True)
 
 
 def to_markdown(summary: pd.DataFrame) -> str:
-    header = "| size | count | min (ms) | mean (ms) | p50 (ms) | p95 (ms) | max (ms) |"
-    rule = "|---|---:|---:|---:|---:|---:|---:|"
+    extra = [c for c in summary.columns if c not in SUMMARY_COLUMNS]
+    header = "| " + "".join(f"{c} | " for c in extra) + "size | count | min (ms) | mean (ms) | p50 (ms) | p95 (ms) | max (ms) |"
+    rule = "|" + "---:|" * len(extra) + "---|---:|---:|---:|---:|---:|---:|"
     rows = [
-        f"| {human_size(int(r.size_bytes))} | {int(r.count)} | {r.min:.1f} | {r.mean:.1f} | {r.p50:.1f} | {r.p95:.1f} | {r.max:.1f} |"
-        for r in summary.itertuples()
+        "| " + "".join(f"{r[c]} | " for c in extra)
+        + f"{human_size(int(r['size_bytes']))} | {int(r['count'])} | {r['min']:.1f} | {r['mean']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} |"
+        for r in summary.to_dict("records")
     ]
     return "\n".join([header, rule, *rows]) + "\n"
 

@@ -53,7 +53,7 @@ def hops(receipts: pd.DataFrame) -> pd.Series:
     return result
 
 
-def hop_histogram(receipts: pd.DataFrame) -> pd.DataFrame:
-    """Receipts per (size, hop count), warm-up excluded."""
+def hop_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """Receipts per point (size, or swept value and size) and hop count, warm-up excluded."""
     measured = receipts[~receipts["warmup"].astype(bool)]
-    return measured.groupby(["size_bytes", "hop"]).size().rename("receipts").reset_index()
+    return measured.groupby([*keys, "hop"]).size().rename("receipts").reset_index()

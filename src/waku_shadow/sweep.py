@@ -1,0 +1,108 @@
+"""A study's runs side by side: one row of metrics per run and, per point (swept value and
+message size), the mean over its repetitions with a 95 % confidence interval."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from . import bandwidth
+from . import config as cfg
+from .runner import read_stats
+
+# two-sided 95 % quantiles of Student's t by degrees of freedom; above 30 the normal's 1.96
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+       20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
+       29: 2.045, 30: 2.042}
+
+LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max"]
+TRAFFIC_METRICS = ["messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
+                   "amplification", "duplicates_per_receiver"]
+COST_METRICS = ["wall_s", "peak_memory_gib"]
+
+
+def point_keys(study: cfg.Study) -> list[str]:
+    """The columns that name a point of the study: the swept key, if any, and the message size."""
+    return ([study.sweep.name] if study.sweep else []) + ["size_bytes"]
+
+
+def run_columns(run_dir: Path) -> dict:
+    """What tells a run's rows apart in the study's tables: run, seed and swept value."""
+    study = cfg.load(run_dir / "config.yaml")
+    (point,) = study.runs()
+    return {"run": point.run_id, "seed": point.seed, **({study.sweep.name: point.value} if study.sweep else {})}
+
+
+def run_table(run_dir: Path, name: str) -> pd.DataFrame:
+    """One of a run's parsed tables (receipts, publishes, sends, amplification) with its run columns."""
+    return pd.read_parquet(run_dir / f"{name}.parquet").assign(**run_columns(run_dir))
+
+
+def run_metrics(run_dir: Path) -> dict:
+    """Latency, hops, cost and (with a packet capture) bandwidth of one validated run; warm-up
+    messages are left out of latency and amplification and counted in the bytes published."""
+    study = cfg.load(run_dir / "config.yaml")
+    (point,) = study.runs()
+    receipts = pd.read_parquet(run_dir / "receipts.parquet")
+    measured = receipts[~receipts["warmup"]]
+    latency = measured["latency_ms"]
+    stats = read_stats(run_dir)
+    row = {
+        "run": point.run_id,
+        **({study.sweep.name: point.value} if study.sweep else {}),
+        "size_bytes": point.size_bytes,
+        "seed": point.seed,
+        "messages": measured["msg_hash"].nunique(),
+        "receipts": len(measured),
+        "latency_mean_ms": latency.mean(),
+        "latency_p50_ms": latency.quantile(0.50),
+        "latency_p95_ms": latency.quantile(0.95),
+        "latency_max_ms": latency.max(),
+        "hops_mean": measured["hop"].mean(),
+        "hops_max": measured["hop"].max(),
+        "wall_s": stats.wall_seconds,
+        "peak_memory_gib": stats.peak_memory_bytes / 2**30,
+    }
+    if study.traffic_capture:
+        row.update(bandwidth.run_cost(run_dir, study))
+    return row
+
+
+def runs_table(run_dirs: list[Path], keys: list[str]) -> pd.DataFrame:
+    return pd.DataFrame([run_metrics(run_dir) for run_dir in run_dirs]).sort_values(keys + ["seed"], ignore_index=True)
+
+
+def ci95_half_width(values: pd.Series) -> float:
+    """Half the width of the 95 % confidence interval of the mean; NaN for a single value."""
+    n = values.count()
+    if n < 2:
+        return math.nan
+    return T95.get(n - 1, 1.96) * values.std(ddof=1) / math.sqrt(n)
+
+
+def points_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Tidy: per point and metric, the number of runs, their mean and its 95 % confidence interval."""
+    metrics = [m for m in LATENCY_METRICS + TRAFFIC_METRICS + COST_METRICS if m in runs]
+    rows = []
+    for point, group in runs.groupby(keys):
+        point = point if isinstance(point, tuple) else (point,)
+        for metric in metrics:
+            values = group[metric].astype(float)
+            half = ci95_half_width(values)
+            rows.append({**dict(zip(keys, point)), "metric": metric, "runs": int(values.count()),
+                         "mean": values.mean(), "ci95_low": values.mean() - half, "ci95_high": values.mean() + half})
+    return pd.DataFrame(rows)
+
+
+def wide(points: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
+    """One row per point: each metric's mean and '± half width' of its interval."""
+    table = points[points["metric"].isin(metrics)].pivot_table(index=keys, columns="metric", values=["mean", "ci95_high"])
+    out = pd.DataFrame(index=table.index)
+    for metric in metrics:
+        if ("mean", metric) in table:
+            out[metric] = table[("mean", metric)]
+            out[f"{metric} ±"] = table[("ci95_high", metric)] - table[("mean", metric)]
+    return out.reset_index()

@@ -1,0 +1,84 @@
+"""A sweep's runs side by side, on the recorded real sweep in tests/data/recorded-sweep/ (D = 2 and
+5, two seeds each, 10 nodes, packet captures)."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from waku_shadow import analysis, cli, sweep
+from waku_shadow import config as cfg
+
+from conftest import RECORDED
+from recorded import parsed_copies
+
+STUDY = cfg.load(RECORDED / "recorded-sweep.yaml")
+RECORDED_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    copies = parsed_copies(RECORDED_RUNS, tmp_path_factory.mktemp("sweep"))
+    for run in copies:
+        assert cli.main(["traffic", "--run-dir", str(run)]) == 0
+    return copies
+
+
+@pytest.fixture(scope="module")
+def table(runs):
+    return sweep.runs_table(runs, sweep.point_keys(STUDY))
+
+
+def test_the_recorded_runs_are_the_runs_the_config_expands_to():
+    assert [run.name for run in RECORDED_RUNS] == sorted(STUDY.run_ids())
+    for run in RECORDED_RUNS:
+        assert cfg.load(run / "config.yaml").run_ids() == [run.name]
+
+
+def test_one_row_per_run_with_its_point(table):
+    assert list(table["run"]) == ["d2-n10-size4000B-seed21", "d2-n10-size4000B-seed22",
+                                  "d5-n10-size4000B-seed21", "d5-n10-size4000B-seed22"]
+    assert list(table["d"]) == [2, 2, 5, 5] and list(table["seed"]) == [21, 22, 21, 22]
+    # 4 measured messages (the warm-up left out) reach the 9 other nodes
+    assert (table["messages"] == 4).all() and (table["receipts"] == 36).all()
+    assert (table["messages_published"] == 5).all() and (table["payload_bytes"] == 5 * 4000).all()
+    assert (table["net_bytes_per_message"] == table["net_bytes"] / 5).all()
+
+
+def test_a_larger_mesh_costs_more_bytes_and_duplicates(table):
+    by_seed = table.set_index(["seed", "d"])
+    for seed in (21, 22):
+        low, high = by_seed.loc[(seed, 2)], by_seed.loc[(seed, 5)]
+        assert high["amplification"] > 1.5 * low["amplification"]
+        assert high["duplicates_per_receiver"] > low["duplicates_per_receiver"]
+        assert high["net_bytes"] > low["net_bytes"]
+    # every receiver gets the payload at least once: the wire carries at least payload x receivers
+    assert (table["amplification"] > 1).all()
+
+
+def test_points_give_the_mean_and_a_t_interval_over_seeds(table):
+    points = sweep.points_table(table, ["d", "size_bytes"]).set_index(["d", "metric"])
+    values = table.loc[table["d"] == 5, "amplification"]
+    row = points.loc[(5, "amplification")]
+    half = 12.706 * values.std(ddof=1) / math.sqrt(2)  # t(0.975, 1 degree of freedom)
+    assert row["runs"] == 2
+    assert row["mean"] == pytest.approx(values.mean())
+    assert (row["ci95_low"], row["ci95_high"]) == pytest.approx((values.mean() - half, values.mean() + half))
+    one = sweep.points_table(table[table["seed"] == 21], ["d", "size_bytes"])
+    assert one["runs"].eq(1).all() and one["ci95_low"].isna().all()
+
+
+def test_tables_keep_runs_that_share_message_hashes_apart(runs):
+    # the same seed publishes the same payloads at every D: the hashes repeat across runs
+    receipts = pd.concat([analysis.run_receipts(run) for run in runs], ignore_index=True)
+    sends = pd.concat([sweep.run_table(run, "sends") for run in runs], ignore_index=True)
+    publishes = pd.concat([sweep.run_table(run, "publishes") for run in runs], ignore_index=True)
+    assert receipts.groupby("msg_hash")["run"].nunique().max() == 2
+    first = analysis.first_hops(receipts, sends, ["d", "size_bytes"])
+    assert len(first) == 4 * 5  # a row per run and message
+    assert (first["publisher_sent_to"] >= first["first_hop_receivers"]).all()
+    per_hop = analysis.per_hop_table(receipts, publishes, {4000: 12.0}, ["d", "size_bytes"])
+    totals = per_hop[per_hop["component"] == "total"].set_index("d")["mean_ms"]
+    measured = receipts[~receipts["warmup"]]
+    assert totals.to_dict() == pytest.approx(measured.groupby("d")["latency_ms"].mean().to_dict())
+    assert per_hop.loc[per_hop["component"] == "L_g", "mean_ms"].between(149, 152).all()
