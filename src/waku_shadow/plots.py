@@ -206,6 +206,8 @@ def net_bandwidth(runs: pd.DataFrame, x: str, xlabel: str, label: str, fit: dict
     scale = 1e6 if x == "payload_bytes" else 1
     ax.plot(runs[x] / scale, runs["net_bytes"] / 1e6, "o", color="#4c72b0", alpha=0.8)
     for value, group in runs.groupby(label):
+        if group[x].max() < 0.03 * runs[x].max():
+            continue  # bunched up at the origin, where labels would overlap
         text = human_size(int(value)) if label == "size_bytes" else f"{label} = {value}"
         ax.annotate(text, (group[x].max() / scale, group["net_bytes"].mean() / 1e6), fontsize=7,
                     xytext=(4, -8), textcoords="offset points")
