@@ -66,6 +66,12 @@ def test_points_give_the_mean_and_a_t_interval_over_seeds(table):
     assert (row["ci95_low"], row["ci95_high"]) == pytest.approx((values.mean() - half, values.mean() + half))
     one = sweep.points_table(table[table["seed"] == 21], ["d", "size_bytes"])
     assert one["runs"].eq(1).all() and one["ci95_low"].isna().all()
+    wide = sweep.wide(one, ["d", "size_bytes"], ["latency_mean_ms", "amplification"])
+    assert list(wide.columns) == ["d", "size_bytes", "latency_mean_ms", "latency_mean_ms ±", "amplification", "amplification ±"]
+    assert wide["amplification ±"].isna().all() and wide["amplification"].notna().all()
+    # a point without runs (here D = 5 at 1 B, which the sweep never ran) has no row
+    lopsided = pd.concat([one, one.assign(size_bytes=1).query("d == 2")])
+    assert len(sweep.wide(lopsided, ["d", "size_bytes"], ["amplification"])) == 3
 
 
 def test_tables_keep_runs_that_share_message_hashes_apart(runs):

@@ -99,10 +99,13 @@ def points_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 def wide(points: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
     """One row per point: each metric's mean and '± half width' of its interval."""
-    table = points[points["metric"].isin(metrics)].pivot_table(index=keys, columns="metric", values=["mean", "ci95_high"])
+    # dropna=False: with one repetition every interval is NaN and its column must stay
+    table = points[points["metric"].isin(metrics)].pivot_table(
+        index=keys, columns="metric", values=["mean", "ci95_high"], dropna=False)
     out = pd.DataFrame(index=table.index)
     for metric in metrics:
         if ("mean", metric) in table:
             out[metric] = table[("mean", metric)]
             out[f"{metric} ±"] = table[("ci95_high", metric)] - table[("mean", metric)]
-    return out.reset_index()
+    # and the points no run measured, which dropna=False adds, go again
+    return out[out.notna().any(axis=1)].reset_index()
