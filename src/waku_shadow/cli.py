@@ -35,8 +35,7 @@ def cmd_check_config(args) -> None:
 def cmd_render(args) -> None:
     run_dir = Path(args.run_dir)
     study = cfg.resolve(json.loads(args.config_json), source="run config")
-    (point,) = study.runs()
-    size = point.size_bytes
+    (size,) = study.message_sizes
     wakunode2 = shutil.which(args.wakunode2)
     curl = shutil.which(study.stack.curl)
     if wakunode2 is None:
@@ -50,11 +49,9 @@ def cmd_render(args) -> None:
     (run_dir / RUN_CONFIG).write_text(cfg.dump_resolved(study))
     provenance = {
         "study": study.name,
-        "run": point.run_id,
+        **sweep.point_columns(study),
         "nodes": study.nodes,
         "message_size_bytes": size,
-        "seed": study.seed,
-        **({study.sweep.name: point.value} if study.sweep else {}),
         "topology_attempt": run.topology.attempt,
         "config_sha256_12": study.config_hash(),
         "rendered_at_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

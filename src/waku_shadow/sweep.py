@@ -29,11 +29,15 @@ def point_keys(study: cfg.Study) -> list[str]:
     return ([study.sweep.name] if study.sweep else []) + ["size_bytes"]
 
 
-def run_columns(run_dir: Path) -> dict:
-    """What tells a run's rows apart in the study's tables: run, seed and swept value."""
-    study = cfg.load(run_dir / "config.yaml")
+def point_columns(study: cfg.Study) -> dict:
+    """What tells a run's rows apart in the study's tables: run, seed and swept value
+    (``study`` is the run's own config, a study of one run)."""
     (point,) = study.runs()
     return {"run": point.run_id, "seed": point.seed, **({study.sweep.name: point.value} if study.sweep else {})}
+
+
+def run_columns(run_dir: Path) -> dict:
+    return point_columns(cfg.load(run_dir / "config.yaml"))
 
 
 def run_table(run_dir: Path, name: str) -> pd.DataFrame:
@@ -45,16 +49,13 @@ def run_metrics(run_dir: Path) -> dict:
     """Latency, hops, cost and (with a packet capture) bandwidth of one validated run; warm-up
     messages are left out of latency and amplification and counted in the bytes published."""
     study = cfg.load(run_dir / "config.yaml")
-    (point,) = study.runs()
     receipts = pd.read_parquet(run_dir / "receipts.parquet")
     measured = receipts[~receipts["warmup"]]
     latency = measured["latency_ms"]
     stats = read_stats(run_dir)
     row = {
-        "run": point.run_id,
-        **({study.sweep.name: point.value} if study.sweep else {}),
-        "size_bytes": point.size_bytes,
-        "seed": point.seed,
+        **point_columns(study),
+        "size_bytes": study.message_sizes[0],
         "messages": measured["msg_hash"].nunique(),
         "receipts": len(measured),
         "latency_mean_ms": latency.mean(),
@@ -98,14 +99,11 @@ def points_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def wide(points: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
-    """One row per point: each metric's mean and '± half width' of its interval."""
-    # dropna=False: with one repetition every interval is NaN and its column must stay
-    table = points[points["metric"].isin(metrics)].pivot_table(
-        index=keys, columns="metric", values=["mean", "ci95_high"], dropna=False)
+    """One row per point: each metric's mean and '± half width' of its interval (NaN with one repetition)."""
+    table = points[points["metric"].isin(metrics)].set_index([*keys, "metric"])[["mean", "ci95_high"]].unstack("metric")
     out = pd.DataFrame(index=table.index)
     for metric in metrics:
         if ("mean", metric) in table:
             out[metric] = table[("mean", metric)]
             out[f"{metric} ±"] = table[("ci95_high", metric)] - table[("mean", metric)]
-    # and the points no run measured, which dropna=False adds, go again
-    return out[out.notna().any(axis=1)].reset_index()
+    return out.reset_index()
