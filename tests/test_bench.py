@@ -39,6 +39,19 @@ def test_measure_a_recorded_run(run_dir):
     assert row["node_seconds_per_wall_second"] == pytest.approx(16 * 27 / stats["wall_seconds"])
     assert row["mib_per_node"] == pytest.approx(stats["peak_memory_bytes"] / 2**20 / 16)
     assert row["log_mib"] > 5 * row["log_mib_gz"] > 0
+    assert "memory_at_peak" not in stats and pd.isna(row["shadow_mib_per_node"])  # recorded before the breakdown
+
+
+def test_measure_reads_the_memory_breakdown(run_dir, tmp_path):
+    broken_down = tmp_path / run_dir.name
+    broken_down.mkdir()
+    (broken_down / "config.yaml").write_text((run_dir / "config.yaml").read_text())
+    stats = json.loads((run_dir / "run_stats.json").read_text())
+    stats["memory_at_peak"] = {"wall_seconds": 3.0, "taken_bytes": 2**30, "shadow_rss_bytes": 32 * 2**20, "processes": 16,
+                               "processes_anon_bytes": 160 * 2**20, "processes_file_bytes": 0, "shmem_bytes": 16 * 2**20}
+    (broken_down / "run_stats.json").write_text(json.dumps(stats))
+    row = bench.measure(broken_down, label="broken down")
+    assert (row["shadow_mib_per_node"], row["process_private_mib_per_node"], row["shmem_mib_per_node"]) == (2, 10, 1)
 
 
 def test_a_run_the_guard_stopped_is_measured_from_its_last_attempt(run_dir, tmp_path):
@@ -61,9 +74,10 @@ def test_two_rows_are_recorded_with_their_ratios(run_dir, tmp_path):
     assert path.name == "20260101T000000Z-baseline-vs-ours.json"
     assert document["ratios_second_over_first"]["wall_s"] == pytest.approx(0.5)
     assert document["ratios_second_over_first"]["peak_memory_gib"] == pytest.approx(0.75)
-    bench.record([first], tmp_path, "20260101T000100Z")
+    bench.record([{**first, "a_new_measure": 1.5}], tmp_path, "20260101T000100Z")
     table = pd.read_csv(tmp_path / bench.RESULTS_TABLE)
     assert list(table["label"]) == ["baseline", "ours", "baseline"]
+    assert table["a_new_measure"].isna().tolist() == [True, True, False]  # earlier rows keep their columns
     assert "second / first: wall_s 0.500" in bench.to_text([first, second])
 
 

@@ -8,6 +8,7 @@ import yaml
 
 from waku_shadow import config as cfg
 from waku_shadow import nwaku, schedule, shadow_config
+from waku_shadow.errors import ConfigError
 
 
 def test_gml_has_one_attribute_per_line(small_study):
@@ -63,6 +64,7 @@ def test_render_writes_a_self_describing_run(small_study, tmp_path):
     config = yaml.safe_load((tmp_path / "shadow.yaml").read_text())
 
     assert config["general"]["stop_time"] == "58 s"
+    assert "experimental" not in config  # Shadow's own defaults unless the study sets some
     assert config["network"]["graph"] == {"type": "gml", "file": {"path": "network.gml"}}
     hosts = config["hosts"]
     assert len(hosts) == 12
@@ -128,3 +130,12 @@ def test_nwaku_defaults_keep_nwakus_own_services(small_study):
     baseline = nwaku.args(baseline_study, me, peers, rest=False, max_msg_size=1, connections=50)
     assert set(relay_only) - set(baseline) == set(nwaku.RELAY_ONLY_FLAGS) | {"--log-level=NOTICE"}
     assert set(baseline) - set(relay_only) == {"--log-level=INFO"}
+
+
+def test_shadow_experimental_options_reach_shadow(small_study, tmp_path):
+    study = cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manager": True, "use_object_counters": False}}})
+    shadow_config.render(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
+    assert yaml.safe_load((tmp_path / "shadow.yaml").read_text())["experimental"] == {
+        "use_memory_manager": True, "use_object_counters": False}
+    with pytest.raises(ConfigError, match=r"unknown key 'shadow.experimental.use_memory_manger' \(known keys here: use_memory_manager,"):
+        cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manger": True}}})

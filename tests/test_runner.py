@@ -28,7 +28,8 @@ PROGRESS = 'print("Progress: {p}% \u2014 simulated: {t}/00:01:00, realtime: 00:0
 
 
 def test_completed_run_records_stats(tmp_path, monkeypatch):
-    shadow = fake_shadow(tmp_path, PROGRESS.format(p=50, t="00:00:30.000") + "\n" + PROGRESS.format(p=100, t="00:01:00.000") + "\n")
+    # runs long enough for the guard's polls to see the three levels, however loaded the machine
+    shadow = fake_shadow(tmp_path, PROGRESS.format(p=50, t="00:00:30.000") + "\ntime.sleep(1)\n" + PROGRESS.format(p=100, t="00:01:00.000") + "\n")
     levels = itertools.chain([10 * GIB, 9 * GIB, 7 * GIB], itertools.repeat(8 * GIB))
     monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
     stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
@@ -139,3 +140,34 @@ def test_stopping_the_runner_stops_shadow(tmp_path, monkeypatch):
 def test_missing_shadow_binary(tmp_path):
     with pytest.raises(RunError, match="Shadow binary not found or not executable: /nonexistent/shadow"):
         runner.run("/nonexistent/shadow", tmp_path, memory_floor_bytes=0)
+
+
+def test_memory_breakdown_tells_shadow_from_its_processes(tmp_path, monkeypatch):
+    # a stand-in shadow that starts one managed process holding 64 MiB of private memory
+    shadow = fake_shadow(
+        tmp_path,
+        """
+        import subprocess
+        holder = subprocess.Popen([sys.executable, "-c", "import time; held = bytearray(64 << 20); time.sleep(60)"])
+        time.sleep(1.5)
+        holder.kill()
+        holder.wait()
+        """,
+    )
+    levels = itertools.chain([10 * GIB] * 20, itertools.repeat(9 * GIB))
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
+    stats = runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+    at_peak = stats.memory_at_peak
+    assert at_peak["taken_bytes"] == GIB  # sampled at the new low, not before it
+    assert at_peak["processes"] == 1
+    assert 64 << 20 <= at_peak["processes_anon_bytes"] < 100 << 20
+    assert 0 < at_peak["shadow_rss_bytes"] < 64 << 20
+    assert json.loads((tmp_path / "run_stats.json").read_text())["memory_at_peak"] == at_peak
+
+
+def test_stats_recorded_before_the_breakdown_still_read(tmp_path):
+    stats = json.loads((RECORDED / "recorded" / "n16-size2000B-seed11" / "run_stats.json").read_text())
+    assert "memory_at_peak" not in stats
+    (tmp_path / "run_stats.json").write_text(json.dumps(stats))
+    assert runner.read_stats(tmp_path).memory_at_peak is None

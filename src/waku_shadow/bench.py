@@ -28,7 +28,10 @@ from .logs import LOGS
 GIB = 1024**3
 MIB = 1024**2
 RESULTS_TABLE = "results.csv"
-COMPARED = ["wall_s", "peak_memory_gib", "node_seconds_per_wall_second", "mib_per_node", "log_mib"]
+COMPARED = [
+    "wall_s", "peak_memory_gib", "node_seconds_per_wall_second", "mib_per_node",
+    "shadow_mib_per_node", "process_private_mib_per_node", "shmem_mib_per_node", "log_mib",
+]
 
 
 def gzip_sizes(directory: Path) -> tuple[int, int]:
@@ -56,6 +59,11 @@ def measure(run_dir: Path, label: str) -> dict:
     validation = run_dir / "validation.json"
     raw, packed = gzip_sizes(run_dir / LOGS) if (run_dir / LOGS).is_dir() else (0, 0)
     wall = stats["wall_seconds"]
+    breakdown = stats.get("memory_at_peak")
+
+    def per_node(field: str) -> float:
+        return breakdown[field] / MIB / study.nodes if breakdown else float("nan")
+
     return {
         "label": label,
         "study": study.name,
@@ -69,6 +77,10 @@ def measure(run_dir: Path, label: str) -> dict:
         "simulated_s": simulated_s,
         "node_seconds_per_wall_second": study.nodes * simulated_s / wall,
         "mib_per_node": stats["peak_memory_bytes"] / MIB / study.nodes,
+        # where the memory was at the breakdown sample nearest the peak (see runner.MemoryBreakdown)
+        "shadow_mib_per_node": per_node("shadow_rss_bytes"),
+        "process_private_mib_per_node": per_node("processes_anon_bytes"),
+        "shmem_mib_per_node": per_node("shmem_bytes"),
         "log_mib": raw / MIB,
         "log_mib_gz": packed / MIB,
     }
@@ -192,7 +204,9 @@ def record(rows: list[dict], out: Path, stamp: str, receipts: dict | None = None
     path.write_text(json.dumps(document, indent=2) + "\n")
     table = out / RESULTS_TABLE
     frame = pd.DataFrame(rows)
-    frame.to_csv(table, mode="a", header=not table.exists(), index=False, float_format="%.4g")
+    if table.exists():  # rewritten, not appended: rows recorded before a measure was added keep it empty
+        frame = pd.concat([pd.read_csv(table), frame], ignore_index=True)
+    frame.to_csv(table, index=False, float_format="%.4g")
     return path
 
 

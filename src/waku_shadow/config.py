@@ -150,6 +150,7 @@ class Study:
     nwaku_services: str
     traffic_capture: bool
     traffic_interval_ns: int
+    shadow_experimental: dict
     compare_with: str | None
     stack: Stack
     resources: Resources
@@ -385,6 +386,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_services=sh["nwaku_services"],
         traffic_capture=sh["traffic_capture"],
         traffic_interval_ns=_positive(units.duration_ns(sh["traffic_interval"], "shadow.traffic_interval"), "shadow.traffic_interval"),
+        shadow_experimental=dict(sh["experimental"]),
         compare_with=cfg["report"]["compare_with"],
         stack=_stack(cfg["stack"]),
         resources=Resources(

@@ -3,7 +3,10 @@
 Peak memory is measured system-wide, as the largest fall of the kernel's
 MemAvailable below its value when the run started: it counts Shadow, every
 managed nwaku process and the shared memory between them once, and it is the
-number that decides whether the machine runs out.
+number that decides whether the machine runs out. Where it goes is sampled
+alongside (``MemoryBreakdown``): Shadow's own resident memory, the managed
+processes' private (anonymous) memory and the system's shared memory, taken at
+the sample closest to the peak.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ FAILED_PROCESS = re.compile(
     r"process '(?P<process>[^']+)' exited with status (?P<status>[^;]+); "
     r"expected end state was (?P<expected>.+?) but was (?P<actual>.+)$"
 )
+BREAKDOWN_INTERVAL_S = 5.0  # reading every managed process's status costs ~50 ms per 1000 processes
 RUN_STATS = "run_stats.json"
 ATTEMPTS = "simulation_attempts.jsonl"  # every attempt, kept when a failed job's outputs are removed
 SHADOW_STDOUT = "shadow.log"
@@ -51,6 +55,7 @@ class RunStats:
     simulated_end: str
     shadow_exit_code: int | None
     failed_processes: list[dict]
+    memory_at_peak: dict | None = None  # a MemoryBreakdown, as a dict; None in runs recorded before it
 
     def write(self, run_dir: Path) -> None:
         (run_dir / RUN_STATS).write_text(json.dumps(asdict(self), indent=2) + "\n")
@@ -76,6 +81,72 @@ def mem_available_bytes() -> int:
 
 def mem_total_bytes() -> int:
     return _meminfo_bytes("MemTotal")
+
+
+@dataclass
+class MemoryBreakdown:
+    """Where a run's memory is at one moment: Shadow's own, its processes' private, and shared."""
+
+    wall_seconds: float
+    taken_bytes: int  # the fall of MemAvailable since the run started
+    shadow_rss_bytes: int
+    processes: int
+    processes_anon_bytes: int  # private memory of the managed processes (heaps, stacks, relocated data)
+    processes_file_bytes: int  # file-backed pages, counted once per process though the page cache shares them
+    shmem_bytes: int  # the system's Shmem: Shadow's shared memory with its processes, and tmpfs files
+
+
+def _status_fields(pid: int | str) -> dict[str, int]:
+    fields = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile", "RssShmem"):
+                fields[key] = int(value.split()[0]) * 1024
+    return fields
+
+
+def _session_members(session: int) -> list[int]:
+    """Every process in ``session`` (Shadow's own, which it shares with the processes it manages)."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                # the fields after the parenthesised command: state ppid pgrp session ...
+                after_command = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(after_command[3]) == session:
+            members.append(int(entry.name))
+    return members
+
+
+def memory_breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int) -> MemoryBreakdown:
+    shadow = anon = file = count = 0
+    for pid in _session_members(shadow_pid):
+        try:
+            fields = _status_fields(pid)
+        except OSError:  # exited between listing and reading
+            continue
+        if not fields:  # a zombie has no memory left
+            continue
+        if pid == shadow_pid:
+            shadow = sum(fields.values())
+        else:
+            count += 1
+            anon += fields["RssAnon"]
+            file += fields["RssFile"]
+    return MemoryBreakdown(
+        wall_seconds=round(wall_seconds, 1),
+        taken_bytes=taken_bytes,
+        shadow_rss_bytes=shadow,
+        processes=count,
+        processes_anon_bytes=anon,
+        processes_file_bytes=file,
+        shmem_bytes=_meminfo_bytes("Shmem"),
+    )
 
 
 def _gib(n: int) -> str:
@@ -193,6 +264,8 @@ def run(
         reader = _ProgressReader(process.stderr, run_dir / SHADOW_STDERR, echo_progress)
         reader.start()
         guard_tripped = False
+        at_peak: MemoryBreakdown | None = None
+        next_breakdown = started + BREAKDOWN_INTERVAL_S  # nothing to break down before the nodes start
         # Shadow runs in its own session: if we are stopped, it must not run on unguarded
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
@@ -203,6 +276,10 @@ def run(
                     guard_tripped = True
                     _stop(process)
                     break
+                now = time.monotonic()
+                if now >= next_breakdown and (at_peak is None or available <= min_available):
+                    at_peak = memory_breakdown(process.pid, now - started, baseline_available - available)
+                    next_breakdown = now + BREAKDOWN_INTERVAL_S
                 time.sleep(poll_interval_s)
             process.wait()
         finally:
@@ -221,6 +298,7 @@ def run(
         simulated_end=reader.simulated_end,
         shadow_exit_code=process.returncode,
         failed_processes=failed_processes(run_dir / SHADOW_STDOUT),
+        memory_at_peak=None if at_peak is None else asdict(at_peak),
     )
     if guard_tripped:
         stats.status = "stopped by memory guard"

@@ -175,6 +175,8 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         # the graph is complete: route every pair over its own edge, as the matrix says
         network["use_shortest_path"] = False
     config = {"general": general, "network": network}
+    if study.shadow_experimental:
+        config["experimental"] = study.shadow_experimental
     if study.traffic_capture:
         # headers only: the traffic table counts packet lengths, not contents
         config["host_option_defaults"] = {"pcap_enabled": True, "pcap_capture_size": f"{PCAP_CAPTURE_BYTES} B"}
