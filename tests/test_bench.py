@@ -52,6 +52,10 @@ def test_measure_reads_the_memory_breakdown(run_dir, tmp_path):
     (broken_down / "run_stats.json").write_text(json.dumps(stats))
     row = bench.measure(broken_down, label="broken down")
     assert (row["shadow_mib_per_node"], row["process_private_mib_per_node"], row["shmem_mib_per_node"]) == (2, 10, 1)
+    assert row["merged_mib_per_node"] == 0  # a breakdown from before page merging was recorded
+    stats["memory_at_peak"]["merged_bytes"] = 64 * 2**20
+    (broken_down / "run_stats.json").write_text(json.dumps(stats))
+    assert bench.measure(broken_down, label="merged")["merged_mib_per_node"] == 4
 
 
 def test_a_run_the_guard_stopped_is_measured_from_its_last_attempt(run_dir, tmp_path):
@@ -124,9 +128,55 @@ def test_scaling_fits_a_power_law_for_time_and_a_line_for_memory():
     assert law["memory_base_gib"] == pytest.approx(1.0) and law["memory_per_node_mib"] == pytest.approx(12.0)
     assert bench.predict(law, 10_000)["peak_memory_gib"] == pytest.approx(1.0 + 120_000 / 1024)
     assert bench.largest_fitting(law, 25.0) == 2048  # (25 - 1) GiB / 12 MiB
+    curve = bench.fitted_curve(law, runs, points=3)
+    assert list(curve["nodes"]) == pytest.approx([100, 930, 1760]) and curve["wall_s"].iloc[0] == pytest.approx(0.5 * 100**1.2)
 
 
-def test_scaling_needs_two_completed_sizes_of_network():
-    row = {"label": "paper", "size_bytes": 10000, "nodes": 100, "status": "completed", "wall_s": 1.0, "peak_memory_gib": 1.0}
+def test_size_scaling_fits_lines_against_message_size():
+    sizes = [2_000, 10_000, 25_000, 100_000]
+    rows = [{"label": "paper", "size_bytes": s, "nodes": 1000, "status": "completed", "wall_s": 200 + 0.5 * s / 1000,
+             "peak_memory_gib": 8.0 + 0.04 * s / 1000, "simulated_s": 85.0, "node_seconds_per_wall_second": 1.0,
+             "mib_per_node": 1.0} for s in sizes]
+    rows.append({**rows[-1], "size_bytes": 500_000, "status": "stopped by memory guard", "peak_memory_gib": 21.0, "simulated_s": 29.3})
+    rows.append({**rows[0], "nodes": 500, "wall_s": 1e6})
+    runs, law = bench.size_scaling(pd.DataFrame(rows), "paper", 1000)
+    assert list(runs["size_bytes"]) == sizes + [500_000]
+    assert law["wall_base_s"] == pytest.approx(200) and law["wall_per_kb_s"] == pytest.approx(0.5)
+    assert law["memory_base_gib"] == pytest.approx(8.0) and law["memory_per_kb_mib"] == pytest.approx(0.04 * 1024)
+    predicted = bench.predict(law, 500_000)
+    assert (predicted["size_bytes"], predicted["peak_memory_gib"]) == (500_000, pytest.approx(28.0))
+
+
+def test_scaling_needs_two_completed_points():
+    row = {"label": "paper", "size_bytes": 10000, "nodes": 100, "status": "completed", "wall_s": 1.0, "peak_memory_gib": 1.0,
+           "simulated_s": 85.0, "node_seconds_per_wall_second": 1.0, "mib_per_node": 1.0}
     with pytest.raises(RunError, match="at least two values of N"):
         bench.scaling(pd.DataFrame([row]), "paper", 10000)
+    stopped = {**row, "size_bytes": 500_000, "status": "stopped by memory guard"}
+    with pytest.raises(RunError, match="at least two message sizes"):
+        bench.size_scaling(pd.DataFrame([row, stopped]), "paper", 100)
+
+
+def test_bench_scaling_writes_table_laws_and_figure_against_nodes_and_size(tmp_path):
+    from waku_shadow import cli
+
+    base = {"label": "paper", "status": "completed", "simulated_s": 85.0, "node_seconds_per_wall_second": 1.0, "mib_per_node": 1.0}
+    rows = [{**base, "nodes": n, "size_bytes": 10_000, "wall_s": 0.25 * n, "peak_memory_gib": 8 * n / 1024} for n in (100, 1000)]
+    rows += [{**base, "nodes": 1000, "size_bytes": s, "wall_s": 240 + s / 1000,
+              "peak_memory_gib": 7.8125 + (s - 10_000) / 10_000} for s in (2_000, 100_000)]  # on the line through the 10 KB run
+    rows.append({**base, "nodes": 1000, "size_bytes": 500_000, "status": "stopped by memory guard", "wall_s": 233.0,
+                 "peak_memory_gib": 20.9, "simulated_s": 29.3})
+    pd.DataFrame(rows).to_csv(tmp_path / bench.RESULTS_TABLE, index=False)
+
+    assert cli.main(["bench-scaling", "--label", "paper", "--size", "10 KB", "--out", str(tmp_path), "--memory-gib", "22"]) == 0
+    by_nodes = json.loads((tmp_path / "scaling-paper-10000B.json").read_text())
+    assert by_nodes["largest_n_in_gib"] == {"22.0": 2816}  # 22 GiB / 8 MiB
+    assert list(pd.read_csv(tmp_path / "scaling-paper-10000B.csv")["nodes"]) == [100, 1000]
+
+    assert cli.main(["bench-scaling", "--label", "paper", "--against", "size", "--nodes", "1000", "--out", str(tmp_path)]) == 0
+    by_size = json.loads((tmp_path / "scaling-paper-n1000-by-size.json").read_text())
+    (predicted,) = by_size["predictions"]  # only where a run was stopped: what the line says it would have needed
+    assert predicted["size_bytes"] == 500_000 and predicted["peak_memory_gib"] == pytest.approx(7.8125 + 49)
+    table = pd.read_csv(tmp_path / "scaling-paper-n1000-by-size.csv")
+    assert list(table["size_bytes"]) == [2_000, 10_000, 100_000, 500_000]
+    assert (tmp_path / "scaling-paper-10000B.png").stat().st_size > 0 and (tmp_path / "scaling-paper-n1000-by-size.png").stat().st_size > 0

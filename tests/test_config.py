@@ -15,6 +15,31 @@ def test_shipped_configs_are_valid(name):
     assert study.run_ids()
 
 
+@pytest.mark.parametrize(
+    "overlay, changed",
+    [
+        ("baseline", {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO", "nwaku_copy_once": False,
+                      "nwaku_poll_once_per_burst": False}),
+        ("uncut", {"nwaku_copy_once": False, "nwaku_poll_once_per_burst": False}),
+        ("syscall-latency", {"model_unblocked_syscall_latency": True}),
+        ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 78_000_000_000}),
+    ],
+)
+def test_shipped_overlays_change_only_what_they_say(overlay, changed):
+    paper = cfg.load(CONFIGS / "paper.yaml")
+    laid_over = cfg.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
+    differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_poll_once_per_burst",
+                                 "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources")
+                 if getattr(paper, key) != getattr(laid_over, key)}
+    assert differing == set(changed)
+    assert {key: getattr(laid_over, key) for key in changed} == changed
+
+
+def test_merge_pages_overlay_asks_for_merged_pages():
+    assert not cfg.load(CONFIGS / "paper.yaml").resources.merge_identical_pages
+    assert cfg.load(CONFIGS / "paper.yaml", CONFIGS / "merge-pages.yaml").resources.merge_identical_pages
+
+
 def test_paper_config_is_the_papers_study():
     study = cfg.load(CONFIGS / "paper.yaml")
     assert (study.nodes, study.peers_per_node, study.gossipsub.effective()["d"]) == (1000, 25, 6)

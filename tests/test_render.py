@@ -139,3 +139,20 @@ def test_shadow_experimental_options_reach_shadow(small_study, tmp_path):
         "use_memory_manager": True, "use_object_counters": False}
     with pytest.raises(ConfigError, match=r"unknown key 'shadow.experimental.use_memory_manger' \(known keys here: use_memory_manager,"):
         cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manger": True}}})
+
+
+@pytest.mark.parametrize(
+    "key, variable",
+    [("nwaku_copy_once", nwaku.ENV_COPY_ONCE), ("nwaku_poll_once_per_burst", nwaku.ENV_POLL_ONCE_PER_BURST)],
+)
+def test_a_cut_is_on_by_default_and_nwakus_own_behaviour_when_off(small_study, key, variable):
+    assert nwaku.environment(small_study)[variable] == "1"
+    study = cfg.resolve({**small_study.study_config(), "shadow": {key: False}})
+    assert variable not in nwaku.environment(study)
+
+
+@pytest.mark.parametrize("modelled", [True, False])
+def test_syscall_latency_model_reaches_shadow(small_study, tmp_path, modelled):
+    study = cfg.resolve({**small_study.study_config(), "shadow": {"model_unblocked_syscall_latency": modelled}})
+    shadow_config.render(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
+    assert yaml.safe_load((tmp_path / "shadow.yaml").read_text())["general"]["model_unblocked_syscall_latency"] is modelled

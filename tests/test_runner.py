@@ -171,3 +171,53 @@ def test_stats_recorded_before_the_breakdown_still_read(tmp_path):
     assert "memory_at_peak" not in stats
     (tmp_path / "run_stats.json").write_text(json.dumps(stats))
     assert runner.read_stats(tmp_path).memory_at_peak is None
+
+
+class _Prctl:
+    """A stand-in for libc's prctl that answers PR_GET_MEMORY_MERGE with ``result``."""
+
+    def __init__(self, result: int):
+        self.result = result
+
+    def prctl(self, *args) -> int:
+        return self.result
+
+
+def test_page_merging_needs_a_kernel_that_can(monkeypatch):
+    monkeypatch.setattr(runner, "_libc", _Prctl(-1))
+    with pytest.raises(RunError, match=r"resources.merge_identical_pages: this kernel cannot merge .*Linux 6.8"):
+        runner.check_page_merging()
+
+
+@pytest.mark.parametrize("state", ["0\n", None])
+def test_page_merging_needs_ksm_running(tmp_path, monkeypatch, state):
+    monkeypatch.setattr(runner, "_libc", _Prctl(0))
+    monkeypatch.setattr(runner, "KSM", tmp_path)
+    if state is not None:
+        (tmp_path / "run").write_text(state)
+    with pytest.raises(RunError, match=r"KSM\) is not running .*echo 1 > .*/run, or set it false"):
+        runner.check_page_merging()
+
+
+def test_shadow_and_its_processes_may_merge_pages(tmp_path, monkeypatch):
+    if runner._libc.prctl(runner.PR_GET_MEMORY_MERGE, 0, 0, 0, 0) < 0:
+        pytest.skip("this kernel cannot merge a process's pages (PR_GET_MEMORY_MERGE needs Linux 6.8)")
+    ksm = tmp_path / "ksm"
+    ksm.mkdir()
+    (ksm / "run").write_text("1\n")
+    monkeypatch.setattr(runner, "KSM", ksm)
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 10 * GIB)
+    # the stand-in records whether its child, started after exec, may merge its pages
+    shadow = fake_shadow(
+        tmp_path,
+        """
+        import subprocess
+        child = "import ctypes; print(ctypes.CDLL(None).prctl(68, 0, 0, 0, 0))"
+        merging = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True).stdout.strip()
+        open("merging", "w").write(merging)
+        """,
+    )
+    runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False, merge_identical_pages=True)
+    assert (tmp_path / "merging").read_text() == "1"
+    runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+    assert (tmp_path / "merging").read_text() == "0"

@@ -30,7 +30,7 @@ MIB = 1024**2
 RESULTS_TABLE = "results.csv"
 COMPARED = [
     "wall_s", "peak_memory_gib", "node_seconds_per_wall_second", "mib_per_node",
-    "shadow_mib_per_node", "process_private_mib_per_node", "shmem_mib_per_node", "log_mib",
+    "shadow_mib_per_node", "process_private_mib_per_node", "shmem_mib_per_node", "merged_mib_per_node", "log_mib",
 ]
 
 
@@ -62,7 +62,8 @@ def measure(run_dir: Path, label: str) -> dict:
     breakdown = stats.get("memory_at_peak")
 
     def per_node(field: str) -> float:
-        return breakdown[field] / MIB / study.nodes if breakdown else float("nan")
+        # merged_bytes was added to the breakdown later: a breakdown without it merged nothing
+        return breakdown.get(field, 0) / MIB / study.nodes if breakdown else float("nan")
 
     return {
         "label": label,
@@ -81,6 +82,8 @@ def measure(run_dir: Path, label: str) -> dict:
         "shadow_mib_per_node": per_node("shadow_rss_bytes"),
         "process_private_mib_per_node": per_node("processes_anon_bytes"),
         "shmem_mib_per_node": per_node("shmem_bytes"),
+        # what merging identical pages saved (resources.merge_identical_pages); private memory counts merged pages in full
+        "merged_mib_per_node": per_node("merged_bytes"),
         "log_mib": raw / MIB,
         "log_mib_gz": packed / MIB,
     }
@@ -224,20 +227,29 @@ def to_text(rows: list[dict], receipts: dict | None = None) -> str:
     return text
 
 
+SCALING_COLUMNS = ["status", "wall_s", "peak_memory_gib", "simulated_s", "node_seconds_per_wall_second", "mib_per_node"]
+
+
+def _runs_against(results: pd.DataFrame, label: str, fixed: str, value: int, varied: str) -> pd.DataFrame:
+    """The runs of one benchmark label with ``fixed`` at ``value``, one per value of ``varied`` (the latest)."""
+    runs = results[(results["label"] == label) & (results[fixed] == value)]
+    return runs.sort_values(varied, kind="stable").drop_duplicates(varied, keep="last")[[varied, *SCALING_COLUMNS]]
+
+
 def scaling(results: pd.DataFrame, label: str, size_bytes: int) -> tuple[pd.DataFrame, dict]:
     """The runs of one benchmark label (config) and size against N, and the laws fitted to the completed ones.
 
     Wall time is fitted as a N^b (least squares on logs); peak memory as c + d N. Runs
     the memory guard stopped stay in the table. Of repeated runs at one N the latest counts.
     """
-    runs = results[(results["label"] == label) & (results["size_bytes"] == size_bytes)]
-    runs = runs.sort_values("nodes", kind="stable").drop_duplicates("nodes", keep="last")
+    runs = _runs_against(results, label, "size_bytes", size_bytes, "nodes")
     done = runs[runs["status"] == "completed"]
     if done["nodes"].nunique() < 2:
         raise RunError(f"scaling needs completed runs of {label} at {size_bytes} B with at least two values of N")
     exponent, log_a = np.polyfit(np.log(done["nodes"]), np.log(done["wall_s"]), 1)
     per_node_gib, base_gib = np.polyfit(done["nodes"], done["peak_memory_gib"], 1)
     law = {
+        "against": "nodes",
         "wall_s": f"{np.exp(log_a):.4g} x N^{exponent:.3f}",
         "wall_exponent": float(exponent),
         "wall_coefficient_s": float(np.exp(log_a)),
@@ -245,17 +257,52 @@ def scaling(results: pd.DataFrame, label: str, size_bytes: int) -> tuple[pd.Data
         "memory_base_gib": float(base_gib),
         "memory_per_node_mib": float(per_node_gib * 1024),
     }
-    return runs[["nodes", "status", "wall_s", "peak_memory_gib", "simulated_s", "node_seconds_per_wall_second", "mib_per_node"]], law
+    return runs, law
 
 
-def predict(law: dict, nodes: int) -> dict:
-    return {
-        "nodes": nodes,
-        "wall_s": law["wall_coefficient_s"] * nodes ** law["wall_exponent"],
-        "peak_memory_gib": law["memory_base_gib"] + law["memory_per_node_mib"] * nodes / 1024,
+def size_scaling(results: pd.DataFrame, label: str, nodes: int) -> tuple[pd.DataFrame, dict]:
+    """The runs of one benchmark label at ``nodes`` against message size, and lines fitted to the completed ones.
+
+    Wall time and peak memory are each fitted as a + b x size (in KB). Runs the memory guard
+    stopped stay in the table with what they had taken when stopped.
+    """
+    runs = _runs_against(results, label, "nodes", nodes, "size_bytes")
+    done = runs[runs["status"] == "completed"]
+    if done["size_bytes"].nunique() < 2:
+        raise RunError(f"size scaling needs completed runs of {label} at N = {nodes} with at least two message sizes")
+    kb = done["size_bytes"] / 1000
+    wall_per_kb, wall_base = np.polyfit(kb, done["wall_s"], 1)
+    memory_per_kb, memory_base = np.polyfit(kb, done["peak_memory_gib"], 1)
+    law = {
+        "against": "size_bytes",
+        "wall_s": f"{wall_base:.4g} s + {wall_per_kb:.3g} s x KB",
+        "wall_base_s": float(wall_base),
+        "wall_per_kb_s": float(wall_per_kb),
+        "peak_memory_gib": f"{memory_base:.3g} GiB + {memory_per_kb * 1024:.3g} MiB x KB",
+        "memory_base_gib": float(memory_base),
+        "memory_per_kb_mib": float(memory_per_kb * 1024),
     }
+    return runs, law
+
+
+def predict(law: dict, value: int) -> dict:
+    """What a law of ``scaling`` (value: N) or ``size_scaling`` (value: message size in bytes) predicts."""
+    if law["against"] == "nodes":
+        wall = law["wall_coefficient_s"] * value ** law["wall_exponent"]
+        memory = law["memory_base_gib"] + law["memory_per_node_mib"] * value / 1024
+    else:
+        wall = law["wall_base_s"] + law["wall_per_kb_s"] * value / 1000
+        memory = law["memory_base_gib"] + law["memory_per_kb_mib"] * value / 1000 / 1024
+    return {law["against"]: value, "wall_s": wall, "peak_memory_gib": memory}
+
+
+def fitted_curve(law: dict, runs: pd.DataFrame, points: int = 100) -> pd.DataFrame:
+    """The law's predictions from the smallest run to 10 % beyond the largest, for a figure."""
+    values = runs[law["against"]]
+    return pd.DataFrame([predict(law, value) for value in np.linspace(values.min(), values.max() * 1.1, points)])
 
 
 def largest_fitting(law: dict, memory_gib: float) -> int:
     """The largest N whose predicted peak memory stays within ``memory_gib``."""
     return int((memory_gib - law["memory_base_gib"]) * 1024 / law["memory_per_node_mib"] + 1e-9)
+

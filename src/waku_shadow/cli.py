@@ -103,6 +103,7 @@ def cmd_simulate(args) -> None:
         run_dir,
         memory_floor_bytes=study.resources.memory_floor_bytes,
         poll_interval_s=study.resources.memory_poll_interval_ns / 1e9,
+        merge_identical_pages=study.resources.merge_identical_pages,
     )
     logs.collect(run_dir)
     print(
@@ -197,25 +198,35 @@ def cmd_bench(args) -> None:
 
 
 def cmd_bench_scaling(args) -> None:
-    """Fit wall time and memory against N from the benchmark table; write the table, the laws and a figure."""
+    """Fit wall time and memory against N (or message size) from the benchmark table; write the table,
+    the laws and a figure."""
     out = Path(args.out)
     results = pd.read_csv(out / bench.RESULTS_TABLE)
-    size = units.size_bytes(args.size, "--size")
-    runs, law = bench.scaling(results, args.label, size)
-    predictions = [bench.predict(law, n) for n in args.predict]
-    largest = {gib: bench.largest_fitting(law, gib) for gib in args.memory_gib}
-    runs.to_csv(out / f"scaling-{args.label}-{size}B.csv", index=False, float_format="%.4g")
-    (out / f"scaling-{args.label}-{size}B.json").write_text(json.dumps(
-        {"law": law, "predictions": predictions, "largest_n_in_gib": {str(gib): n for gib, n in largest.items()}},
-        indent=2) + "\n")
-    plots.scaling(runs, law, f"{args.label}, {units.human_size(size)} messages: cost against N",
-                  out / f"scaling-{args.label}-{size}B.png")
+    if args.against == "nodes":
+        size = units.size_bytes(args.size, "--size")
+        runs, law = bench.scaling(results, args.label, size)
+        name, x, xlabel = f"scaling-{args.label}-{size}B", "nodes", "nodes N"
+        title = f"{args.label}, {units.human_size(size)} messages: cost against N"
+        predicted = args.predict
+    else:
+        runs, law = bench.size_scaling(results, args.label, args.nodes)
+        name, x, xlabel = f"scaling-{args.label}-n{args.nodes}-by-size", "size_bytes", "message size (KB)"
+        title = f"{args.label}, N = {args.nodes}: cost against message size"
+        predicted = list(runs.loc[runs["status"] != "completed", "size_bytes"])
+    predictions = [bench.predict(law, int(value)) for value in predicted]
+    document = {"law": law, "predictions": predictions}
+    if args.against == "nodes":
+        document["largest_n_in_gib"] = {str(gib): bench.largest_fitting(law, gib) for gib in args.memory_gib}
+    runs.to_csv(out / f"{name}.csv", index=False, float_format="%.4g")
+    (out / f"{name}.json").write_text(json.dumps(document, indent=2) + "\n")
+    plots.scaling(runs, bench.fitted_curve(law, runs), law, x, xlabel, title, out / f"{name}.png")
     print(runs.round(3).to_string(index=False))
     print(f"wall = {law['wall_s']}; peak memory = {law['peak_memory_gib']}")
     for row in predictions:
-        print(f"N = {row['nodes']}: {row['wall_s'] / 60:.0f} min, {row['peak_memory_gib']:.0f} GiB")
-    for gib, n in largest.items():
-        print(f"largest N in {gib:g} GiB: {n}")
+        point = f"N = {row['nodes']}" if x == "nodes" else units.human_size(row["size_bytes"])
+        print(f"{point}: {row['wall_s'] / 60:.1f} min, {row['peak_memory_gib']:.1f} GiB predicted")
+    for gib, n in document.get("largest_n_in_gib", {}).items():
+        print(f"largest N in {gib} GiB: {n}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -290,9 +301,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="bench", help="where the JSON, results.csv and the runs go")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("bench-scaling", help="fit wall time and memory against N from bench/results.csv")
+    p = sub.add_parser("bench-scaling", help="fit wall time and memory against N (or message size) from bench/results.csv")
     p.add_argument("--label", default="paper", help="the benchmarked config (its file name without .yaml)")
+    p.add_argument("--against", choices=["nodes", "size"], default="nodes",
+                   help="nodes: runs at one --size against N; size: runs at --nodes against message size")
     p.add_argument("--size", default="10 KB")
+    p.add_argument("--nodes", type=int, default=1000)
     p.add_argument("--out", default="bench")
     p.add_argument("--predict", type=int, nargs="*", default=[10_000])
     p.add_argument("--memory-gib", type=float, nargs="*", default=[22.0, 126.0],

@@ -117,6 +117,7 @@ class RunPoint:
 class Resources:
     memory_floor_bytes: int
     memory_poll_interval_ns: int
+    merge_identical_pages: bool
     results_dir: str
     build_dir: str
 
@@ -146,8 +147,11 @@ class Study:
     bootstrap_ns: int
     drain_ns: int
     stop_time_override_ns: int | None
+    model_unblocked_syscall_latency: bool
     nwaku_log_level: str
     nwaku_services: str
+    nwaku_copy_once: bool
+    nwaku_poll_once_per_burst: bool
     traffic_capture: bool
     traffic_interval_ns: int
     shadow_experimental: dict
@@ -382,8 +386,11 @@ def _resolve(raw: dict) -> Study:
         bootstrap_ns=bootstrap,
         drain_ns=drain,
         stop_time_override_ns=stop,
+        model_unblocked_syscall_latency=sh["model_unblocked_syscall_latency"],
         nwaku_log_level=sh["nwaku_log_level"],
         nwaku_services=sh["nwaku_services"],
+        nwaku_copy_once=sh["nwaku_copy_once"],
+        nwaku_poll_once_per_burst=sh["nwaku_poll_once_per_burst"],
         traffic_capture=sh["traffic_capture"],
         traffic_interval_ns=_positive(units.duration_ns(sh["traffic_interval"], "shadow.traffic_interval"), "shadow.traffic_interval"),
         shadow_experimental=dict(sh["experimental"]),
@@ -394,6 +401,7 @@ def _resolve(raw: dict) -> Study:
             memory_poll_interval_ns=units.duration_ns(
                 cfg["resources"]["memory_poll_interval"], "resources.memory_poll_interval"
             ),
+            merge_identical_pages=cfg["resources"]["merge_identical_pages"],
             results_dir=cfg["resources"]["results_dir"],
             build_dir=cfg["resources"]["build_dir"],
         ),

@@ -21,6 +21,8 @@ ENV_PROOF_GENERATION_NS = "WAKU_SIM_PROOF_GENERATION_DELAY_NS"
 ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"
 ENV_VERIFICATION_NS_PER_BYTE = "WAKU_SIM_VALIDATION_DELAY_NS_PER_BYTE"
 ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
+ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
+ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
 ENV_GOSSIPSUB = {
     "d": "WAKU_SIM_GOSSIPSUB_D",
     "d_low": "WAKU_SIM_GOSSIPSUB_D_LOW",
@@ -102,6 +104,10 @@ def environment(study: Study) -> dict[str, str]:
     for name, value in vars(study.gossipsub).items():
         if value is not None:
             env[ENV_GOSSIPSUB[name]] = str(value)
+    if study.nwaku_copy_once:
+        env[ENV_COPY_ONCE] = "1"
+    if study.nwaku_poll_once_per_burst:
+        env[ENV_POLL_ONCE_PER_BURST] = "1"
     return env
 
 

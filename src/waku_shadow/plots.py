@@ -178,22 +178,27 @@ def compared_distributions(studies: dict[str, pd.DataFrame], out: Path) -> None:
     _save(fig, out, dpi=120)
 
 
-def scaling(runs: pd.DataFrame, law: dict, title: str, out: Path) -> None:
-    """Wall time and peak memory against N, with the fitted laws; runs the guard stopped are crosses."""
+def scaling(runs: pd.DataFrame, fitted: pd.DataFrame, law: dict, x: str, xlabel: str, title: str, out: Path) -> None:
+    """Wall time and peak memory against ``x`` (nodes or message size), with the fitted laws evaluated
+    at ``fitted``'s rows; runs the guard stopped are crosses, labelled with the simulated time they reached."""
     sns.set_theme(style="whitegrid")
     fig, (wall_ax, memory_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    scale = 1000 if x == "size_bytes" else 1
     done = runs[runs["status"] == "completed"]
     stopped = runs[runs["status"] != "completed"]
-    grid = np.linspace(runs["nodes"].min(), runs["nodes"].max() * 1.1, 100)
-    wall_ax.plot(done["nodes"], done["wall_s"], "o", color="#4c72b0")
-    wall_ax.plot(grid, law["wall_coefficient_s"] * grid ** law["wall_exponent"], "--", color="gray", label=law["wall_s"])
-    memory_ax.plot(done["nodes"], done["peak_memory_gib"], "o", color="#4c72b0", label="completed")
-    memory_ax.plot(stopped["nodes"], stopped["peak_memory_gib"], "x", color="crimson", markersize=9, label="stopped by the memory guard")
-    memory_ax.plot(grid, law["memory_base_gib"] + law["memory_per_node_mib"] * grid / 1024, "--", color="gray", label=law["peak_memory_gib"])
-    wall_ax.set(xlabel="nodes N", ylabel="wall time (s)", title="Wall time")
-    memory_ax.set(xlabel="nodes N", ylabel="peak memory (GiB)", title="Peak memory")
-    wall_ax.legend()
-    memory_ax.legend()
+    wall_ax.plot(done[x] / scale, done["wall_s"], "o", color="#4c72b0")
+    wall_ax.plot(fitted[x] / scale, fitted["wall_s"], "--", color="gray", label=law["wall_s"])
+    memory_ax.plot(done[x] / scale, done["peak_memory_gib"], "o", color="#4c72b0", label="completed")
+    memory_ax.plot(stopped[x] / scale, stopped["peak_memory_gib"], "x", color="crimson", markersize=9,
+                   label="stopped by the memory guard")
+    for _, row in stopped.iterrows():
+        memory_ax.annotate(f"at {row['simulated_s']:.0f} s simulated", (row[x] / scale, row["peak_memory_gib"]),
+                           fontsize=7, xytext=(-10, -12), textcoords="offset points", ha="right")
+    memory_ax.plot(fitted[x] / scale, fitted["peak_memory_gib"], "--", color="gray", label=law["peak_memory_gib"])
+    wall_ax.set(xlabel=xlabel, ylabel="wall time (s)", title="Wall time")
+    memory_ax.set(xlabel=xlabel, ylabel="peak memory (GiB)", title="Peak memory")
+    wall_ax.legend(fontsize=8)
+    memory_ax.legend(fontsize=8)
     fig.suptitle(title)
     _save(fig, out, dpi=120)
 

@@ -7,10 +7,16 @@ number that decides whether the machine runs out. Where it goes is sampled
 alongside (``MemoryBreakdown``): Shadow's own resident memory, the managed
 processes' private (anonymous) memory and the system's shared memory, taken at
 the sample closest to the peak.
+
+With ``merge_identical_pages`` Shadow and every process it starts ask the kernel
+to merge their identical private pages (KSM, prctl PR_SET_MEMORY_MERGE, inherited
+across fork and exec since Linux 6.8). Under Shadow every node runs one binary at
+the same addresses, so much of an idle node's memory is the same page for page.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -38,6 +44,9 @@ FAILED_PROCESS = re.compile(
     r"expected end state was (?P<expected>.+?) but was (?P<actual>.+)$"
 )
 BREAKDOWN_INTERVAL_S = 5.0  # reading every managed process's status costs ~50 ms per 1000 processes
+KSM = Path("/sys/kernel/mm/ksm")
+PR_SET_MEMORY_MERGE, PR_GET_MEMORY_MERGE = 67, 68
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 RUN_STATS = "run_stats.json"
 ATTEMPTS = "simulation_attempts.jsonl"  # every attempt, kept when a failed job's outputs are removed
 SHADOW_STDOUT = "shadow.log"
@@ -94,6 +103,7 @@ class MemoryBreakdown:
     processes_anon_bytes: int  # private memory of the managed processes (heaps, stacks, relocated data)
     processes_file_bytes: int  # file-backed pages, counted once per process though the page cache shares them
     shmem_bytes: int  # the system's Shmem: Shadow's shared memory with its processes, and tmpfs files
+    merged_bytes: int = 0  # what merging identical pages saves, system-wide (KSM's pages_sharing)
 
 
 def _status_fields(pid: int | str) -> dict[str, int]:
@@ -146,7 +156,42 @@ def memory_breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int) -> 
         processes_anon_bytes=anon,
         processes_file_bytes=file,
         shmem_bytes=_meminfo_bytes("Shmem"),
+        merged_bytes=_ksm_pages("pages_sharing") * PAGE_SIZE,
     )
+
+
+def _ksm_pages(counter: str) -> int:
+    try:
+        return int((KSM / counter).read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def check_page_merging() -> None:
+    """Raise RunError unless this kernel can merge a process's identical pages and KSM is running."""
+    if _libc.prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) < 0:
+        raise RunError(
+            "resources.merge_identical_pages: this kernel cannot merge a process's pages "
+            f"(prctl PR_GET_MEMORY_MERGE: {os.strerror(ctypes.get_errno())}; needs Linux 6.8 or later); set it false"
+        )
+    try:
+        running = (KSM / "run").read_text().strip() == "1"
+    except OSError:
+        running = False
+    if not running:
+        raise RunError(
+            f"resources.merge_identical_pages: the kernel's page merging (KSM) is not running ({KSM / 'run'} is not 1); "
+            f"as root: echo 1 > {KSM / 'run'}, or set it false"
+        )
+
+
+def _merge_identical_pages() -> None:
+    """In Shadow's process before it starts: its pages and its children's may be merged."""
+    if _libc.prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) < 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_MEMORY_MERGE)")
 
 
 def _gib(n: int) -> str:
@@ -239,10 +284,13 @@ def run(
     memory_floor_bytes: int,
     poll_interval_s: float = 0.5,
     echo_progress: bool = True,
+    merge_identical_pages: bool = False,
 ) -> RunStats:
     """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly."""
     if shutil.which(shadow_binary) is None:
         raise RunError(f"Shadow binary not found or not executable: {shadow_binary}")
+    if merge_identical_pages:
+        check_page_merging()
     shutil.rmtree(run_dir / SHADOW_DATA, ignore_errors=True)
 
     baseline_available = mem_available_bytes()
@@ -260,6 +308,7 @@ def run(
             stdout=stdout,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=_merge_identical_pages if merge_identical_pages else None,
         )
         reader = _ProgressReader(process.stderr, run_dir / SHADOW_STDERR, echo_progress)
         reader.start()

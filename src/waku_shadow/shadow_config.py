@@ -167,7 +167,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         "seed": study.seed,
         "parallelism": study.parallelism,
         "progress": True,
-        "model_unblocked_syscall_latency": True,
+        "model_unblocked_syscall_latency": study.model_unblocked_syscall_latency,
         "data_directory": SHADOW_DATA,
     }
     network = {"graph": {"type": "gml", "file": {"path": NETWORK_GRAPH}}}
