@@ -208,15 +208,15 @@ def cmd_bench_scaling(args) -> None:
         name, x, xlabel = f"scaling-{args.label}-{size}B", "nodes", "nodes N"
         title = f"{args.label}, {units.human_size(size)} messages: cost against N"
         predicted = args.predict
+        fits = {"largest_n_in_gib": {str(gib): bench.largest_fitting(law, gib) for gib in args.memory_gib}}
     else:
         runs, law = bench.size_scaling(results, args.label, args.nodes)
         name, x, xlabel = f"scaling-{args.label}-n{args.nodes}-by-size", "size_bytes", "message size (KB)"
         title = f"{args.label}, N = {args.nodes}: cost against message size"
         predicted = list(runs.loc[runs["status"] != "completed", "size_bytes"])
+        fits = {}
     predictions = [bench.predict(law, int(value)) for value in predicted]
-    document = {"law": law, "predictions": predictions}
-    if args.against == "nodes":
-        document["largest_n_in_gib"] = {str(gib): bench.largest_fitting(law, gib) for gib in args.memory_gib}
+    document = {"law": law, "predictions": predictions, **fits}
     runs.to_csv(out / f"{name}.csv", index=False, float_format="%.4g")
     (out / f"{name}.json").write_text(json.dumps(document, indent=2) + "\n")
     plots.scaling(runs, bench.fitted_curve(law, runs), law, x, xlabel, title, out / f"{name}.png")
@@ -225,7 +225,7 @@ def cmd_bench_scaling(args) -> None:
     for row in predictions:
         point = f"N = {row['nodes']}" if x == "nodes" else units.human_size(row["size_bytes"])
         print(f"{point}: {row['wall_s'] / 60:.1f} min, {row['peak_memory_gib']:.1f} GiB predicted")
-    for gib, n in document.get("largest_n_in_gib", {}).items():
+    for gib, n in fits.get("largest_n_in_gib", {}).items():
         print(f"largest N in {gib} GiB: {n}")
 
 
