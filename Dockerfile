@@ -12,8 +12,8 @@ ARG DEBIAN=bookworm
 
 FROM debian:${DEBIAN} AS build
 ARG SHADOW_TAG=v3.3.0
-ARG NWAKU_TAG=v0.36.0
-ARG NIM_TAG=v2.2.0
+ARG NWAKU_TAG=v0.37.1-beta
+ARG NIM_TAG=v2.2.6
 ARG RUST_TOOLCHAIN=1.90
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates curl git build-essential cmake make pkg-config python3 \
@@ -23,7 +23,7 @@ RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs \
       | sh -s -- -y --profile minimal --default-toolchain ${RUST_TOOLCHAIN}
 ENV PATH=/root/.cargo/bin:$PATH
 
-# Nim 2.2 for nwaku (built with USE_SYSTEM_NIM=1)
+# Nim >= 2.2.4 for nwaku (built with USE_SYSTEM_NIM=1)
 RUN git clone --depth 1 --branch ${NIM_TAG} https://github.com/nim-lang/Nim.git /opt/nim \
     && cd /opt/nim && sh build_all.sh
 
@@ -32,13 +32,14 @@ COPY nwaku-patches /src/nwaku-patches
 RUN /src/scripts/build_shadow.sh https://github.com/shadow/shadow.git ${SHADOW_TAG} /opt/shadow
 # -d:disableMarchNative: a binary for any x86-64 host, not only the build machine's CPU
 RUN NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
+    NWAKU_MEMORY_MANAGER=orc \
     /src/scripts/build_nwaku.sh "" https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \
-      /src/nwaku-patches/*.patch \
+      /src/nwaku-patches/${NWAKU_TAG}/*.patch \
     && rm -rf /opt/nwaku/src
 
 
 FROM debian:${DEBIAN}
-ARG NWAKU_TAG=v0.36.0
+ARG NWAKU_TAG=v0.37.1-beta
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates curl git python3 python3-venv libglib2.0-0 procps \
     && rm -rf /var/lib/apt/lists/*

@@ -10,7 +10,7 @@ STUDY_DIR = pipeline.study_dir(STUDY)
 RUNS = STUDY.run_ids()
 RUN_DIR = str(STUDY_DIR / "runs" / "{run}")
 BUILD_DIR = Path(STUDY.resources.build_dir)
-PATCHES = [str(p.relative_to(pipeline.cfg.REPO_ROOT)) for p in stack.patches()]
+PATCHES = [str(p.relative_to(pipeline.cfg.REPO_ROOT)) for p in stack.patches(STUDY.stack.nwaku_tag)]
 
 SHADOW = STUDY.stack.shadow_binary or str(BUILD_DIR / "shadow" / STUDY.stack.shadow_tag / "bin" / "shadow")
 if STUDY.stack.nwaku_binary:

@@ -9,7 +9,8 @@
 #   OUT_DIR receives wakunode2.
 # environment:
 #   NWAKU_MAKE_FLAGS    extra make arguments, one per line, e.g. "USE_SYSTEM_NIM=1"
-#   NWAKU_PATH_PREPEND  directories (colon-separated) put in front of PATH, e.g. a Nim 2.2 bin/
+#   NWAKU_PATH_PREPEND  directories (colon-separated) put in front of PATH, e.g. a Nim >= 2.2.4 bin/
+#   NWAKU_MEMORY_MANAGER  Nim's memory manager, orc or refc (nwaku's own); default refc
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: $0 SOURCE REPOSITORY TAG OUT_DIR PATCH..." >&2; exit 2; }
 source=$1 repo=$2 tag=$3 out=$(realpath -m "$4")
@@ -38,9 +39,18 @@ if [ ${#patches[@]} -gt 0 ]; then
   trap 'git -C "$source" apply -R "${patches[@]}"' EXIT
 fi
 
+# nwaku's build passes NIMFLAGS after its own --mm:refc, so the last --mm given here wins
+nimflags="--mm:${NWAKU_MEMORY_MANAGER:-refc}"
 make_flags=()
-[ -z "${NWAKU_MAKE_FLAGS:-}" ] || mapfile -t make_flags <<<"$NWAKU_MAKE_FLAGS"
+if [ -n "${NWAKU_MAKE_FLAGS:-}" ]; then
+  while IFS= read -r flag; do
+    case $flag in
+      NIMFLAGS=*) nimflags="${flag#NIMFLAGS=} $nimflags" ;;
+      *) make_flags+=("$flag") ;;
+    esac
+  done <<<"$NWAKU_MAKE_FLAGS"
+fi
 PATH="${NWAKU_PATH_PREPEND:+$NWAKU_PATH_PREPEND:}$PATH" \
-  make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "${make_flags[@]}"
+  make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "NIMFLAGS=$nimflags" "${make_flags[@]}"
 cp "$source/build/wakunode2" "$out/wakunode2"
 "$out/wakunode2" --version

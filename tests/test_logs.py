@@ -72,6 +72,13 @@ def test_foreign_line_is_named(tmp_path):
         logs.parse_run(run)
 
 
+def test_nwaku_start_up_echo_is_not_a_foreign_line(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    before = logs.parse_run(run)["receipts"]
+    rewrite_log(run, "node0001", lambda lines: ["bSubscribeShards: some(@[0])\n"] + lines)
+    pd.testing.assert_frame_equal(logs.parse_run(run)["receipts"], before)
+
+
 def test_missing_host_log_is_named(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
     (run / "logs" / "node0009" / "wakunode2.log.gz").unlink()

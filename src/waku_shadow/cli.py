@@ -78,7 +78,9 @@ def cmd_identify_nwaku(args) -> None:
     if not binary.is_file():
         raise StackError(f"wakunode2 not found: {binary}")
     patches = None if args.prebuilt else [Path(p) for p in args.patches]
-    identity = stack.nwaku_identity(args.tag, patches, binary, args.built_from, args.make_flag)
+    identity = stack.nwaku_identity(
+        args.tag, patches, binary, args.built_from, args.make_flag, args.memory_manager
+    )
     Path(args.out).write_text(json.dumps(identity, indent=2) + "\n")
 
 
@@ -88,8 +90,14 @@ def cmd_adopt_nwaku(args) -> None:
     target = pipeline.nwaku_build_dir(study)
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy2(args.binary, target / "wakunode2")
+    nwaku = study.stack
     identity = stack.nwaku_identity(
-        study.stack.nwaku_tag, stack.patches(), target / "wakunode2", args.built_from, list(study.stack.nwaku_make_flags)
+        nwaku.nwaku_tag,
+        stack.patches(nwaku.nwaku_tag),
+        target / "wakunode2",
+        args.built_from,
+        list(nwaku.nwaku_make_flags),
+        nwaku.nwaku_memory_manager,
     )
     (target / stack.IDENTITY).write_text(json.dumps(identity, indent=2) + "\n")
     print(target / "wakunode2")
@@ -252,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--prebuilt", action="store_true", help="a binary built elsewhere: its patches are unknown")
     p.add_argument("--make-flag", action="append", default=[], help="a make argument the build used (repeatable)")
+    p.add_argument("--memory-manager", help="the Nim memory manager the build used (--mm:...)")
     p.add_argument("patches", nargs="*")
     p.set_defaults(func=cmd_identify_nwaku)
 

@@ -88,6 +88,7 @@ class Stack:
     nwaku_repository: str
     nwaku_tag: str
     nwaku_make_flags: tuple[str, ...]
+    nwaku_memory_manager: str
     nwaku_path_prepend: tuple[str, ...]
     curl: str
 
@@ -504,6 +505,7 @@ def _stack(stack: dict) -> Stack:
         nwaku_repository=nwaku["repository"],
         nwaku_tag=nwaku["tag"],
         nwaku_make_flags=tuple(nwaku["make_flags"]),
+        nwaku_memory_manager=nwaku["memory_manager"],
         nwaku_path_prepend=tuple(nwaku["path_prepend"]),
         curl=stack["curl"],
     )

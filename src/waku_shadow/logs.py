@@ -32,6 +32,9 @@ INTENT = "publish intent"
 RECEIVED = "received relay message"
 SENT = "sent relay message"
 REST_SOURCE = "rest"
+# Lines nwaku prints to stdout that are not log records: v0.37.1-beta's config builder
+# echoes its shard setting once at start (waku/factory/conf_builder/waku_conf_builder.nim).
+NWAKU_ECHOES = ("bSubscribeShards: ",)
 
 
 def collect(run_dir: Path) -> Path:
@@ -93,7 +96,7 @@ def events(path: Path) -> Iterator[dict]:
     """The intent / received / sent records of one nwaku JSON log."""
     for number, line in read_lines(path):
         text = line.strip()
-        if not text:
+        if not text or text.startswith(NWAKU_ECHOES):
             continue
         if not (text.startswith("{") and text.endswith("}")):
             raise LogError(f"{path}: line {number} is not a JSON log record: {text[:160]!r}")

@@ -58,6 +58,9 @@ def run_config_json(study: Study, run_id: str) -> str:
 
 
 def nwaku_build_dir(study: Study) -> Path:
-    """Where the build rule puts wakunode2: named after the tag, the patches and the make flags."""
-    name = stack.nwaku_build_name(study.stack.nwaku_tag, stack.patches(), study.stack.nwaku_make_flags)
+    """Where the build rule puts wakunode2: named after the tag, memory manager, patches and make flags."""
+    nwaku = study.stack
+    name = stack.nwaku_build_name(
+        nwaku.nwaku_tag, nwaku.nwaku_memory_manager, stack.patches(nwaku.nwaku_tag), nwaku.nwaku_make_flags
+    )
     return Path(study.resources.build_dir) / "nwaku" / name

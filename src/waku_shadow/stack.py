@@ -14,9 +14,16 @@ PATCH_DIR = REPO_ROOT / "nwaku-patches"
 IDENTITY = "identity.json"
 
 
-def patches() -> list[Path]:
-    """nwaku-patches/*.patch in the order they are applied."""
-    return sorted(PATCH_DIR.glob("*.patch"))
+def patches(tag: str) -> list[Path]:
+    """nwaku-patches/<tag>/*.patch, the patches for one nwaku tag, in the order they are applied."""
+    found = sorted((PATCH_DIR / tag).glob("*.patch"))
+    if not found:
+        carried = sorted(d.name for d in PATCH_DIR.glob("*") if d.is_dir()) if PATCH_DIR.is_dir() else []
+        raise StackError(
+            f"stack.nwaku.tag: no patches for nwaku {tag} in {PATCH_DIR}"
+            + (f"; the project carries patches for {', '.join(carried)}" if carried else "")
+        )
+    return found
 
 
 def file_sha256(path: Path) -> str:
@@ -39,20 +46,28 @@ def make_flags_hash(make_flags: list[str] | tuple[str, ...]) -> str:
     return hashlib.sha256("\0".join(make_flags).encode()).hexdigest()[:8]
 
 
-def nwaku_build_name(tag: str, paths: list[Path], make_flags: list[str] | tuple[str, ...] = ()) -> str:
-    """Build folder name: changes exactly when the tag, a patch or a make flag changes."""
-    name = f"{tag}-patches-{patch_set_hash(paths)}"
+def nwaku_build_name(
+    tag: str, memory_manager: str, paths: list[Path], make_flags: list[str] | tuple[str, ...] = ()
+) -> str:
+    """Build folder name: changes exactly when the tag, the memory manager, a patch or a make flag changes."""
+    name = f"{tag}-{memory_manager}-patches-{patch_set_hash(paths)}"
     return f"{name}-make-{make_flags_hash(make_flags)}" if make_flags else name
 
 
 def nwaku_identity(
-    tag: str, paths: list[Path] | None, binary: Path, built_from: str, make_flags: list[str] | None = None
+    tag: str,
+    paths: list[Path] | None,
+    binary: Path,
+    built_from: str,
+    make_flags: list[str] | None = None,
+    memory_manager: str | None = None,
 ) -> dict:
     """What a run records of its wakunode2; ``paths`` is None for a prebuilt binary of unknown patches."""
     return {
         "nwaku_tag": tag,
         "patches": None if paths is None else [{"file": p.name, "sha256": file_sha256(p)} for p in paths],
         "patch_set": "unknown (prebuilt binary)" if paths is None else patch_set_hash(paths),
+        "memory_manager": memory_manager,
         "make_flags": make_flags,
         "built_from": built_from,
         "binary_sha256": file_sha256(binary),
