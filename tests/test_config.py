@@ -35,6 +35,17 @@ def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     assert {key: getattr(laid_over, key) for key in changed} == changed
 
 
+def test_ten_publishers_overlay_changes_only_the_publishers():
+    paper = cfg.load(CONFIGS / "paper.yaml").study_config()
+    text_reading = cfg.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml").study_config()
+    assert text_reading.pop("study") == "paper-ten-publishers"
+    assert text_reading["traffic"].pop("publishers") == 10
+    assert text_reading["traffic"].pop("messages_per_publisher") == 1
+    paper.pop("study")
+    del paper["traffic"]["publishers"], paper["traffic"]["messages_per_publisher"]
+    assert text_reading == paper
+
+
 def test_merge_pages_overlay_asks_for_merged_pages():
     assert not cfg.load(CONFIGS / "paper.yaml").resources.merge_identical_pages
     assert cfg.load(CONFIGS / "paper.yaml", CONFIGS / "merge-pages.yaml").resources.merge_identical_pages
@@ -46,7 +57,7 @@ def test_paper_config_is_the_papers_study():
     assert study.latency_ns == 150_000_000
     assert (study.bandwidth_up_bps, study.bandwidth_down_bps) == (100_000_000, 100_000_000)
     assert study.message_sizes == (2000, 25000, 100000, 500000)
-    assert (study.publishers, study.messages_per_publisher, study.warmup_messages) == (10, 1, 2)
+    assert (study.publishers, study.messages_per_publisher, study.warmup_messages) == (1, 10, 2)
     assert (study.rln.proof_generation_ns, study.rln.verification_ns) == (150_000_000, 12_000_000)
 
 
