@@ -1,7 +1,7 @@
 import shlex
 from pathlib import Path
 
-from waku_shadow import pipeline, stack
+from waku_shadow import checkout, pipeline, stack
 from waku_shadow.shadow_config import SHADOW_CONFIG
 
 # Validated before any rule runs: a bad key or value stops here, naming it.
@@ -10,7 +10,7 @@ STUDY_DIR = pipeline.study_dir(STUDY)
 RUNS = STUDY.run_ids()
 RUN_DIR = str(STUDY_DIR / "runs" / "{run}")
 BUILD_DIR = Path(STUDY.resources.build_dir)
-PATCHES = [str(p.relative_to(pipeline.cfg.REPO_ROOT)) for p in stack.patches(STUDY.stack.nwaku_tag)]
+PATCHES = [str(p.relative_to(checkout.root())) for p in stack.patches(STUDY.stack.nwaku_tag)]
 
 SHADOW = STUDY.stack.shadow_binary or str(BUILD_DIR / "shadow" / STUDY.stack.shadow_tag / "bin" / "shadow")
 if STUDY.stack.nwaku_binary:

@@ -10,10 +10,10 @@ from waku_shadow import analysis, locations, model, shadow_config
 from waku_shadow import config as cfg
 from waku_shadow.errors import ConfigError
 
-from conftest import CONFIGS
+from conftest import CONFIGS, REPO
 from recorded import CASCADE_RUNS, parsed_copies
 
-TABLE2 = cfg.PAPER_DATA / "table2_rtt_ms.csv"
+TABLE2 = REPO / "data" / "paper" / "table2_rtt_ms.csv"
 CITIES = ["Singapore", "Bangalore", "San Francisco", "New York", "Frankfurt"]
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 import yaml
 
 from . import config as cfg
-from . import runner, stack, units
+from . import checkout, runner, stack, units
 from .errors import RunError
 from .logs import LOGS
 
@@ -172,7 +172,7 @@ def run(sides: list[str], size: str, out: Path, cores: int, nodes: int | None = 
     for index, side in enumerate(sides):
         files = config_files(side)
         command, run_dir = workflow_command(files, size, out / "runs" / f"{stamp}-{index}", cores, nodes)
-        done = subprocess.run(command, cwd=cfg.REPO_ROOT, check=False)
+        done = subprocess.run(command, cwd=checkout.root(), check=False)
         if done.returncode != 0 and not (run_dir / "config.yaml").exists():
             raise RunError(f"{side}: the workflow stopped before the run was rendered (exit {done.returncode}); see its output above")
         row = measure(run_dir, label="+".join(f.stem for f in files))

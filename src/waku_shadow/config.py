@@ -20,12 +20,11 @@ from typing import Any
 import jsonschema
 import yaml
 
+from . import checkout
 from . import locations as loc
 from . import units
 from .errors import ConfigError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-PAPER_DATA = REPO_ROOT / "data" / "paper"
 MACHINE_SECTIONS = ("stack", "resources")
 
 
@@ -244,7 +243,7 @@ def with_sweep_value(resolved: dict, value: int | None) -> dict:
 @cache
 def rln_platforms() -> dict[str, tuple[float, float]]:
     """The paper's Table 1: platform -> (generation ms, verification ms)."""
-    path = PAPER_DATA / "table1_rln_platforms.csv"
+    path = checkout.path("data/paper/table1_rln_platforms.csv")
     with path.open() as handle:
         rows = [row for row in csv.DictReader(line for line in handle if not line.startswith("#"))]
     return {
@@ -427,7 +426,7 @@ def _resolve(raw: dict) -> Study:
 def _locations(locations: dict) -> Locations:
     path = Path(locations["rtt_matrix"])
     if not path.is_absolute():
-        path = REPO_ROOT / path
+        path = checkout.root() / path
     same_location = units.duration_ns(locations["same_location_rtt"], "network.locations.same_location_rtt")
     try:
         matrix = loc.read_rtt_matrix(path, same_location)

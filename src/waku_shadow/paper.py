@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import model
-from .config import PAPER_DATA
+from . import checkout, model
 from .units import human_size
 
+PAPER_DATA = "data/paper"
 STATISTICS = ["min", "mean", "p95", "max"]
 
 
 def read_table(name: str) -> pd.DataFrame:
-    return pd.read_csv(PAPER_DATA / name, comment="#")
+    return pd.read_csv(checkout.path(PAPER_DATA) / name, comment="#")
 
 
 def table5() -> pd.DataFrame:

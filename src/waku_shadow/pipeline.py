@@ -6,18 +6,18 @@ import json
 import os
 from pathlib import Path
 
+from . import checkout, stack
 from . import config as cfg
-from . import stack
 from .config import MACHINE_SECTIONS, Study
 from .errors import ConfigError
 
-DEFAULT_STUDY = cfg.REPO_ROOT / "configs" / "default.yaml"
+DEFAULT_STUDY = "configs/default.yaml"
 LOCAL_CONFIG_ENV = "WAKU_SHADOW_LOCAL_CONFIG"
 
 
 def local_config_path() -> Path:
     """local.yaml at the repository root, or the file $WAKU_SHADOW_LOCAL_CONFIG names."""
-    return Path(os.environ.get(LOCAL_CONFIG_ENV, cfg.REPO_ROOT / "local.yaml"))
+    return Path(os.environ.get(LOCAL_CONFIG_ENV) or checkout.root() / "local.yaml")
 
 
 def read_local(path: Path | None = None) -> dict:
@@ -40,8 +40,8 @@ def study_from_snakemake(snakemake_config: dict, local_path: Path | None = None)
     given = dict(snakemake_config)
     source = "the Snakemake config"
     if "study" not in given:
-        given = cfg.merge(cfg.read_yaml(DEFAULT_STUDY), given)
-        source = str(DEFAULT_STUDY.relative_to(cfg.REPO_ROOT))
+        given = cfg.merge(cfg.read_yaml(checkout.path(DEFAULT_STUDY)), given)
+        source = DEFAULT_STUDY
     return cfg.resolve(cfg.merge(read_local(local_path), given), source=source)
 
 

@@ -7,20 +7,21 @@ import json
 import subprocess
 from pathlib import Path
 
-from .config import REPO_ROOT
+from . import checkout
 from .errors import StackError
 
-PATCH_DIR = REPO_ROOT / "nwaku-patches"
+NWAKU_PATCHES = "nwaku-patches"
 IDENTITY = "identity.json"
 
 
 def patches(tag: str) -> list[Path]:
     """nwaku-patches/<tag>/*.patch, the patches for one nwaku tag, in the order they are applied."""
-    found = sorted((PATCH_DIR / tag).glob("*.patch"))
+    patch_dir = checkout.path(NWAKU_PATCHES)
+    found = sorted((patch_dir / tag).glob("*.patch"))
     if not found:
-        carried = sorted(d.name for d in PATCH_DIR.glob("*") if d.is_dir()) if PATCH_DIR.is_dir() else []
+        carried = sorted(d.name for d in patch_dir.iterdir() if d.is_dir())
         raise StackError(
-            f"stack.nwaku.tag: no patches for nwaku {tag} in {PATCH_DIR}"
+            f"stack.nwaku.tag: no patches for nwaku {tag} in {patch_dir}"
             + (f"; the project carries patches for {', '.join(carried)}" if carried else "")
         )
     return found
@@ -98,7 +99,7 @@ def project_version() -> str:
     try:
         done = subprocess.run(
             ["git", "describe", "--always", "--dirty", "--tags"],
-            cwd=REPO_ROOT,
+            cwd=checkout.root(),
             capture_output=True,
             text=True,
             timeout=30,

@@ -1,0 +1,29 @@
+"""The library finds the repository it works from, or says it cannot."""
+
+import pytest
+
+from waku_shadow import checkout, stack
+from waku_shadow.errors import StackError
+
+from conftest import REPO
+
+
+def test_the_checkout_is_found_from_the_package():
+    assert checkout.root() == REPO
+
+
+def test_an_install_without_its_repository_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv(checkout.REPOSITORY_ENV, str(tmp_path))
+    with pytest.raises(StackError, match="repository not found .* install it from a checkout"):
+        stack.patches("v0.37.1-beta")
+
+
+def test_patches_come_per_nwaku_tag():
+    names = [p.name for p in stack.patches("v0.37.1-beta")]
+    assert names[0].startswith("0001-") and names[-1] == "0008-message-lines-at-notice.patch"
+    assert "0008-message-lines-at-notice.patch" not in [p.name for p in stack.patches("v0.36.0")]
+
+
+def test_a_tag_without_patches_names_the_tags_that_have_them():
+    with pytest.raises(StackError, match="no patches for nwaku v9.9.9 .* carries patches for v0.36.0, v0.37.1-beta"):
+        stack.patches("v9.9.9")
