@@ -5,7 +5,7 @@ rule study_config:
     output:
         STUDY_DIR / "study.yaml",
     params:
-        resolved=pipeline.cfg.dump_resolved(STUDY),
+        resolved=pipeline.cfg.dump_study(STUDY),
     run:
         Path(output[0]).write_text(params.resolved)
 

@@ -6,6 +6,7 @@ from waku_shadow.shadow_config import SHADOW_CONFIG
 
 # Validated before any rule runs: a bad key or value stops here, naming it.
 STUDY = pipeline.study_from_snakemake(config)
+pipeline.export_machine(STUDY)
 STUDY_DIR = pipeline.study_dir(STUDY)
 RUNS = STUDY.run_ids()
 RUN_DIR = str(STUDY_DIR / "runs" / "{run}")

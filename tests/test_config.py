@@ -133,14 +133,15 @@ def test_local_config_holds_only_machine_sections(tmp_path):
         pipeline.read_local(local)
 
 
-def test_snakemake_config_falls_back_to_default_and_merges_local(tmp_path):
+def test_snakemake_config_falls_back_to_default_and_merges_local(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     local = tmp_path / "local.yaml"
     local.write_text("stack:\n  shadow:\n    binary: tools/shadow/bin/shadow\n")
     study = pipeline.study_from_snakemake({}, local)
     assert study.name == "default"
-    assert study.stack.shadow_binary == "tools/shadow/bin/shadow"
+    assert study.stack.shadow_binary == str(tmp_path / "tools/shadow/bin/shadow")
     paper = pipeline.study_from_snakemake(yaml.safe_load((CONFIGS / "paper.yaml").read_text()), local)
-    assert paper.nodes == 1000 and paper.stack.shadow_binary == "tools/shadow/bin/shadow"
+    assert paper.nodes == 1000 and paper.stack.shadow_binary == str(tmp_path / "tools/shadow/bin/shadow")
 
 
 def test_run_config_has_one_size(small_study):
@@ -213,8 +214,25 @@ def test_a_resolved_sweep_study_loads_again(tmp_path):
     """The workflow writes the resolved study (defaults filled in) and reads it back."""
     for study in (sweep_study(), sweep_study(sweep={"parameter": "traffic.messages_per_publisher", "values": [1, 16]})):
         path = tmp_path / "study.yaml"
-        path.write_text(cfg.dump_resolved(study))
+        path.write_text(cfg.dump_study(study))
         assert cfg.load(path).run_ids() == study.run_ids()
         run = study.run_ids()[-1]
         path.write_text(yaml.safe_dump(study.run_config(run)))
         assert cfg.load(path).run_ids() == [run]
+
+
+def test_machine_paths_are_absolute_where_the_config_is_read(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    study = cfg.resolve({
+        "study": "paths",
+        "stack": {"shadow": {"binary": "build/shadow/bin/shadow"},
+                  "nwaku": {"source": "~/nwaku", "path_prepend": ["~/nim/bin"]}, "curl": "~/bin/curl"},
+        "resources": {"results_dir": "~/results"},
+    })
+    assert study.stack.shadow_binary == str(tmp_path / "build" / "shadow" / "bin" / "shadow")
+    assert study.stack.nwaku_source == str(tmp_path / "home" / "nwaku")
+    assert study.stack.nwaku_path_prepend == (str(tmp_path / "home" / "nim" / "bin"),)
+    assert study.stack.curl == str(tmp_path / "home" / "bin" / "curl")
+    assert study.resources.results_dir == str(tmp_path / "home" / "results")
+    assert cfg.resolve({"study": "paths"}).stack.curl == "curl"  # a command name stays one

@@ -79,6 +79,21 @@ def test_nwaku_start_up_echo_is_not_a_foreign_line(tmp_path):
     pd.testing.assert_frame_equal(logs.parse_run(run)["receipts"], before)
 
 
+def test_a_record_with_an_unquoted_timestamp_is_read(tmp_path):
+    """nwaku v0.37.1-beta's chronicles writes "ts" unquoted (a real line of such a run)."""
+    line = (
+        '{"lvl":"NTC","ts":2000-01-01 00:00:20.475+00:00,"msg":"received relay message","topics":"waku relay",'
+        '"tid":1000,"file":"protocol.nim:243","my_peer_id":"16U*YW2z3M","msg_hash":"0xfc0c","msg_id":"12e3...9aa",'
+        '"from_peer_id":"16U*A8dh6e","topic":"/waku/2/rs/42/0","receivedTime":946684820475000064,"payloadSizeBytes":2000.0}\n'
+    )
+    log = tmp_path / "wakunode2.log.gz"
+    with gzip.open(log, "wt") as handle:
+        handle.write(line)
+    receipts, _, _ = logs.parse_host(log, "node0000")
+    assert receipts == [{"receiver": "node0000", "from_peer": "16U*A8dh6e", "msg_hash": "0xfc0c",
+                         "time_ns": 20_475_000_064, "payload_bytes": 2000}]
+
+
 def test_missing_host_log_is_named(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
     (run / "logs" / "node0009" / "wakunode2.log.gz").unlink()
@@ -101,10 +116,15 @@ def test_repeated_msg_key_keeps_the_message():
     assert json.loads(line, object_pairs_hook=logs._first_key_wins)["msg"] == "Could not retrieve localIp"
 
 
-def test_collect_gzips_and_names_nwaku_stdout(tmp_path):
+@pytest.mark.parametrize("binary", ["wakunode2", "wakunode2-v0.37.1-orc"])
+def test_collect_gzips_and_names_nwaku_stdout(tmp_path, binary):
+    """nwaku's output is named after its binary, whatever the configured binary is called."""
+    (tmp_path / "shadow.yaml").write_text(
+        f"hosts:\n  node0000:\n    processes:\n    - path: /opt/nwaku/{binary}\n    - path: /usr/bin/curl\n"
+    )
     host = tmp_path / "shadow.data" / "hosts" / "node0000"
     host.mkdir(parents=True)
-    (host / "wakunode2.1000.stdout").write_text('{"msg":"x"}\n')
+    (host / f"{binary}.1000.stdout").write_text('{"msg":"x"}\n')
     (host / "curl.1001.stdout").write_text("OK")
     out = logs.collect(tmp_path)
     assert gzip.open(out / "node0000" / "wakunode2.log.gz", "rt").read() == '{"msg":"x"}\n'

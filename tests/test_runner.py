@@ -4,6 +4,7 @@ import itertools
 import json
 import os
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +46,19 @@ def test_run_too_fast_for_a_progress_line_ends_at_the_stop_time(tmp_path, monkey
     monkeypatch.setattr(runner, "mem_available_bytes", lambda: 10 * GIB)
     stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert (stats.simulated_reached, stats.simulated_end) == ("00:01:00.000", "00:01:00.000")
+
+
+def test_a_relative_shadow_path_is_found_from_where_the_workflow_runs(tmp_path, monkeypatch):
+    """The build rule installs Shadow at a relative path; Shadow itself starts in the run folder."""
+    run_dir = tmp_path / "results" / "run"
+    run_dir.mkdir(parents=True)
+    shadow = Path(fake_shadow(run_dir, PROGRESS.format(p=100, t="00:01:00.000") + "\n"))
+    (tmp_path / "bin").mkdir()
+    shadow.rename(tmp_path / "bin" / "shadow")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 10 * GIB)
+    stats = runner.run("bin/shadow", run_dir, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+    assert stats.status == "completed"
 
 
 HEARTBEAT = (

@@ -24,7 +24,8 @@ TABLES = ("receipts", "publishes", "sends")
 
 
 def load_run(run_dir: Path) -> cfg.Study:
-    return cfg.load(run_dir / RUN_CONFIG)
+    path = run_dir / RUN_CONFIG
+    return pipeline.study_on_this_machine(cfg.read_yaml(path), source=str(path))
 
 
 def cmd_check_config(args) -> None:
@@ -34,7 +35,7 @@ def cmd_check_config(args) -> None:
 
 def cmd_render(args) -> None:
     run_dir = Path(args.run_dir)
-    study = cfg.resolve(json.loads(args.config_json), source="run config")
+    study = pipeline.study_on_this_machine(json.loads(args.config_json), source="run config")
     (size,) = study.message_sizes
     wakunode2 = shutil.which(args.wakunode2)
     curl = shutil.which(study.stack.curl)
@@ -46,7 +47,7 @@ def cmd_render(args) -> None:
         shutil.rmtree(run_dir)
     run = shadow_config.plan(study, size)
     shadow_config.render(run, run_dir, str(Path(wakunode2).resolve()), str(Path(curl).resolve()))
-    (run_dir / RUN_CONFIG).write_text(cfg.dump_resolved(study))
+    (run_dir / RUN_CONFIG).write_text(cfg.dump_study(study))
     provenance = {
         "study": study.name,
         **sweep.point_columns(study),

@@ -202,8 +202,9 @@ class Study:
         raise ConfigError(f"run {run_id!r} is not part of study {self.name!r}")
 
     def run_config(self, run_id: str) -> dict:
-        """The resolved config of one run: one size, one seed and, in a sweep, one value."""
-        return point_config(self.resolved, self.run(run_id))
+        """The resolved study config of one run (one size, one seed and, in a sweep, one value),
+        without the machine-specific sections."""
+        return point_config(self.study_config(), self.run(run_id))
 
     def study_config(self) -> dict:
         """The resolved study sections, without the machine-specific ones."""
@@ -402,8 +403,8 @@ def _resolve(raw: dict) -> Study:
                 cfg["resources"]["memory_poll_interval"], "resources.memory_poll_interval"
             ),
             merge_identical_pages=cfg["resources"]["merge_identical_pages"],
-            results_dir=cfg["resources"]["results_dir"],
-            build_dir=cfg["resources"]["build_dir"],
+            results_dir=str(Path(cfg["resources"]["results_dir"]).expanduser()),
+            build_dir=str(Path(cfg["resources"]["build_dir"]).expanduser()),
         ),
         resolved=resolved,
     )
@@ -495,19 +496,28 @@ def _stack(stack: dict) -> Stack:
     shadow, nwaku = stack["shadow"], stack["nwaku"]
     if nwaku["binary"] and nwaku["source"]:
         raise ConfigError("stack.nwaku: give either binary or source, not both")
+    curl = stack["curl"]
     return Stack(
-        shadow_binary=shadow["binary"],
+        shadow_binary=local_path(shadow["binary"]),
         shadow_repository=shadow["repository"],
         shadow_tag=shadow["tag"],
-        nwaku_binary=nwaku["binary"],
-        nwaku_source=nwaku["source"],
+        nwaku_binary=local_path(nwaku["binary"]),
+        nwaku_source=local_path(nwaku["source"]),
         nwaku_repository=nwaku["repository"],
         nwaku_tag=nwaku["tag"],
         nwaku_make_flags=tuple(nwaku["make_flags"]),
         nwaku_memory_manager=nwaku["memory_manager"],
-        nwaku_path_prepend=tuple(nwaku["path_prepend"]),
-        curl=stack["curl"],
+        nwaku_path_prepend=tuple(local_path(d) for d in nwaku["path_prepend"]),
+        # a command name is looked up on PATH where it runs; a path is a path
+        curl=local_path(curl) if "/" in curl or curl.startswith("~") else curl,
     )
+
+
+def local_path(value: str | None) -> str | None:
+    """A configured path of this machine, absolute: ``~`` expanded, a relative path taken from
+    the directory the workflow runs in. Processes start elsewhere (Shadow in its run folder),
+    so a relative path would name another file there."""
+    return None if value is None else str(Path(value).expanduser().absolute())
 
 
 def _check_schema(raw: dict) -> None:
@@ -540,5 +550,6 @@ def _with_defaults(instance: Any, node: dict) -> Any:
     return filled
 
 
-def dump_resolved(study: Study) -> str:
-    return yaml.safe_dump(study.resolved, sort_keys=False)
+def dump_study(study: Study) -> str:
+    """The resolved study sections as YAML: what identifies the study, without the machine's."""
+    return yaml.safe_dump(study.study_config(), sort_keys=False)

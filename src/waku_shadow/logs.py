@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ import pandas as pd
 
 from .errors import LogError
 from .nwaku import SIMULATION_EPOCH_NS
+from . import shadow_config
 from .shadow_config import SHADOW_DATA
 
 LOGS = "logs"
@@ -35,13 +37,16 @@ REST_SOURCE = "rest"
 # Lines nwaku prints to stdout that are not log records: v0.37.1-beta's config builder
 # echoes its shard setting once at start (waku/factory/conf_builder/waku_conf_builder.nim).
 NWAKU_ECHOES = ("bSubscribeShards: ",)
+# nim-chronicles before its "json: quote rfc timestamps" fix (the one nwaku v0.37.1-beta pins)
+# writes a record's time unquoted: "ts":2000-01-01 00:00:20.475+00:00, which is not JSON.
+UNQUOTED_TIMESTAMP = re.compile(r'"ts":(\d{4}-\d\d-\d\d [\d:.]+[+-]\d\d:\d\d),')
 
 
 def collect(run_dir: Path) -> Path:
     """Gzip every file Shadow wrote for each host into logs/<host>/ and drop the raw copies.
 
-    nwaku's stdout (``wakunode2.<pid>.stdout``) becomes ``logs/<host>/wakunode2.log.gz``;
-    other files keep their names with ``.gz`` appended.
+    nwaku's stdout (``<binary name>.<pid>.stdout``, e.g. ``wakunode2.1000.stdout``) becomes
+    ``logs/<host>/wakunode2.log.gz``; other files keep their names with ``.gz`` appended.
     """
     hosts_dir = run_dir / SHADOW_DATA / "hosts"
     out = run_dir / LOGS
@@ -49,13 +54,14 @@ def collect(run_dir: Path) -> Path:
         if out.is_dir():
             return out
         raise LogError(f"{hosts_dir}: Shadow wrote no host directories; did the run start?")
+    program = shadow_config.nwaku_program(shadow_config.read(run_dir))
     for host_dir in sorted(hosts_dir.iterdir()):
         target = out / host_dir.name
         target.mkdir(parents=True, exist_ok=True)
         for file in sorted(host_dir.iterdir()):
             if not file.is_file():
                 continue
-            name = NWAKU_LOG if _is_nwaku_stdout(file.name) else file.name + ".gz"
+            name = NWAKU_LOG if _is_stdout_of(program, file.name) else file.name + ".gz"
             with file.open("rb") as src, gzip.open(target / name, "wb", compresslevel=6) as dst:
                 shutil.copyfileobj(src, dst)
     shutil.rmtree(hosts_dir)
@@ -74,8 +80,8 @@ def publish_retries(run_dir: Path) -> dict[str, int]:
     return retries
 
 
-def _is_nwaku_stdout(name: str) -> bool:
-    return name.startswith("wakunode2.") and name.endswith(".stdout")
+def _is_stdout_of(program: str, name: str) -> bool:
+    return name.startswith(program + ".") and name.endswith(".stdout")
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -103,7 +109,7 @@ def events(path: Path) -> Iterator[dict]:
         if '"msg":"' + RECEIVED not in text and '"msg":"' + SENT not in text and '"msg":"' + INTENT not in text:
             continue
         try:
-            record = json.loads(text, object_pairs_hook=_first_key_wins)
+            record = json.loads(UNQUOTED_TIMESTAMP.sub(r'"ts":"\1",', text, count=1), object_pairs_hook=_first_key_wins)
         except json.JSONDecodeError as exc:
             raise LogError(f"{path}: line {number} is not valid JSON ({exc.msg})") from exc
         record["_line"] = number

@@ -13,6 +13,10 @@ from .errors import ConfigError
 
 DEFAULT_STUDY = "configs/default.yaml"
 LOCAL_CONFIG_ENV = "WAKU_SHADOW_LOCAL_CONFIG"
+# The machine sections as the Snakefile resolved them (local.yaml and --config), for its jobs.
+# They travel in the environment, which Snakemake does not track, and not in a rule's params,
+# which it does: a machine setting changes how a run is executed, never which runs are due.
+MACHINE_ENV = "WAKU_SHADOW_MACHINE"
 
 
 def local_config_path() -> Path:
@@ -55,6 +59,22 @@ def run_dir(study: Study, run_id: str) -> Path:
 
 def run_config_json(study: Study, run_id: str) -> str:
     return json.dumps(study.run_config(run_id), sort_keys=True)
+
+
+def export_machine(study: Study) -> None:
+    """Hand the study's machine sections to the workflow's jobs (see MACHINE_ENV)."""
+    os.environ[MACHINE_ENV] = json.dumps({section: study.resolved[section] for section in MACHINE_SECTIONS})
+
+
+def machine_config() -> dict:
+    """The machine sections for a job: the workflow's, or local.yaml's outside a workflow."""
+    exported = os.environ.get(MACHINE_ENV)
+    return json.loads(exported) if exported else read_local()
+
+
+def study_on_this_machine(study_config: dict, source: str) -> Study:
+    """A study config (a run's, a study's: no machine sections) with this machine's sections."""
+    return cfg.resolve(cfg.merge(study_config, machine_config()), source=source)
 
 
 def nwaku_build_dir(study: Study) -> Path:

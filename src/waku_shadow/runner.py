@@ -29,9 +29,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import yaml
 
 from .errors import RunError
+from . import shadow_config
 from .shadow_config import SHADOW_CONFIG, SHADOW_DATA
 from .units import duration_ns
 
@@ -246,8 +246,8 @@ def latest_simulated_time(shadow_log: Path, progress: str) -> str:
     return _clock(latest)
 
 
-def configured_stop_time(shadow_config: Path) -> str:
-    stop_time = yaml.safe_load(shadow_config.read_text())["general"]["stop_time"]
+def configured_stop_time(run_dir: Path) -> str:
+    stop_time = shadow_config.read(run_dir)["general"]["stop_time"]
     return _clock(duration_ns(stop_time, "general.stop_time"))
 
 
@@ -287,8 +287,11 @@ def run(
     merge_identical_pages: bool = False,
 ) -> RunStats:
     """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly."""
-    if shutil.which(shadow_binary) is None:
+    found = shutil.which(shadow_binary)
+    if found is None:
         raise RunError(f"Shadow binary not found or not executable: {shadow_binary}")
+    # Shadow starts in the run folder, where a relative path would name another file
+    shadow_binary = str(Path(found).absolute())
     if merge_identical_pages:
         check_page_merging()
     shutil.rmtree(run_dir / SHADOW_DATA, ignore_errors=True)
@@ -377,7 +380,7 @@ def run(
             + f"; see {run_dir / SHADOW_STDOUT}"
         )
     # Fast runs may finish before Shadow prints a progress line: the stop time is where they ended.
-    stats.simulated_reached = stats.simulated_end = configured_stop_time(run_dir / SHADOW_CONFIG)
+    stats.simulated_reached = stats.simulated_end = configured_stop_time(run_dir)
     stats.write(run_dir)
     return stats
 
