@@ -1,49 +1,62 @@
-# Study-level tables, figure and report from every validated run.
+# Study-level tables, figures and report from every validated run.
 
 
 rule study_config:
     output:
-        STUDY_DIR / "study.yaml",
+        STUDY_DIR / layout.STUDY_CONFIG,
     params:
         resolved=pipeline.cfg.dump_study(STUDY),
+    log:
+        STUDY_DIR / layout.JOB_LOGS / "study_config.log",
     run:
         Path(output[0]).write_text(params.resolved)
+
+
+# what summarize and the report read of every run
+RUN_RESULTS = [
+    layout.RUN_CONFIG, layout.PROVENANCE, layout.IDENTITIES, layout.RUN_STATS,
+    layout.RECEIPTS, layout.PUBLISHES, layout.SENDS, layout.VALIDATION,
+] + ([layout.TRAFFIC, layout.AMPLIFICATION] if STUDY.traffic_capture else [])
 
 
 rule summarize:
     input:
         study=rules.study_config.output,
-        validations=expand(rules.validate.output, run=RUNS),
-        traffic=expand(rules.traffic.output, run=RUNS) if STUDY.traffic_capture else [],
+        runs=[every_run(name) for name in RUN_RESULTS],
     output:
-        receipts=STUDY_DIR / "receipts.parquet",
-        summary=STUDY_DIR / "latency_summary.csv",
-        summary_md=STUDY_DIR / "latency_summary.md",
-        runs=STUDY_DIR / "runs.csv",
-        points=STUDY_DIR / "points.csv",
-        figure=STUDY_DIR / "figures" / "latency_distributions.png",
-        sweep_figure=[STUDY_DIR / "figures" / "sweep.png"] if STUDY.sweep else [],
-        report=STUDY_DIR / "report.md",
+        receipts=STUDY_DIR / layout.STUDY_RECEIPTS,
+        summary=STUDY_DIR / layout.LATENCY_SUMMARY,
+        summary_md=STUDY_DIR / layout.LATENCY_SUMMARY_MD,
+        runs=STUDY_DIR / layout.RUNS_TABLE,
+        points=STUDY_DIR / layout.POINTS_TABLE,
+        figure=STUDY_DIR / layout.FIGURES / "latency_distributions.png",
+        sweep_figure=[STUDY_DIR / layout.FIGURES / "sweep.png"] if STUDY.sweep else [],
+        report=STUDY_DIR / layout.REPORT_MD,
     params:
         runs=expand(RUN_DIR, run=RUNS),
+    log:
+        STUDY_DIR / layout.JOB_LOGS / "summarize.log",
     shell:
-        "waku-shadow summarize --study-config {input.study} --out {STUDY_DIR} --runs {params.runs}"
+        "waku-shadow summarize --study-config {input.study} --out {STUDY_DIR} --runs {params.runs} 2> {log}"
 
 
 rule report:
     input:
         rules.summarize.output,
-        notebook="analysis/study_report.ipynb",
+        runs=[every_run(name) for name in RUN_RESULTS],
+        notebook=checkout.path("analysis/study_report.ipynb"),
     output:
-        notebook=STUDY_DIR / "report.ipynb",
-        html=STUDY_DIR / "report.html",
-        residuals=STUDY_DIR / "analysis" / "residuals_by_size.csv",
-        per_hop=STUDY_DIR / "analysis" / "per_hop.csv",
-        figure2=STUDY_DIR / "analysis" / "figure2.png",
+        notebook=STUDY_DIR / layout.REPORT_NOTEBOOK,
+        html=STUDY_DIR / layout.REPORT_HTML,
+        residuals=STUDY_DIR / layout.ANALYSIS / "residuals_by_size.csv",
+        per_hop=STUDY_DIR / layout.ANALYSIS / "per_hop.csv",
+        figure2=STUDY_DIR / layout.ANALYSIS / "figure2.png",
     params:
         runs=expand(RUN_DIR, run=RUNS),
         # not an input: the other study runs under its own config; the report says if it is missing
         compare=f"--compare-with {STUDY_DIR.parent / STUDY.compare_with}" if STUDY.compare_with else "",
+    log:
+        STUDY_DIR / layout.JOB_LOGS / "report.log",
     shell:
         "waku-shadow report --notebook {input.notebook} --study-dir {STUDY_DIR} --runs {params.runs}"
-        " --out-notebook {output.notebook} --out-html {output.html} {params.compare}"
+        " --out-notebook {output.notebook} --out-html {output.html} {params.compare} 2> {log}"

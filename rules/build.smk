@@ -13,7 +13,7 @@ if not STUDY.stack.shadow_binary:
             str(BUILD_DIR / "logs" / f"shadow-{STUDY.stack.shadow_tag}.log"),
         threads: workflow.cores
         shell:
-            "scripts/build_shadow.sh {params.repository} {params.tag} {params.prefix} > {log} 2>&1"
+            "{workflow.basedir}/scripts/build_shadow.sh {params.repository} {params.tag} {params.prefix} > {log} 2>&1"
 
 
 if STUDY.stack.nwaku_binary:
@@ -25,9 +25,11 @@ if STUDY.stack.nwaku_binary:
             NWAKU_IDENTITY,
         params:
             tag=STUDY.stack.nwaku_tag,
+        log:
+            str(NWAKU_DIR / "identify.log"),
         shell:
             "waku-shadow identify-nwaku --prebuilt --binary {input} --tag {params.tag}"
-            " --built-from 'prebuilt: {input}' --out {output}"
+            " --built-from 'prebuilt: {input}' --out {output} 2> {log}"
 
 else:
 
@@ -52,7 +54,7 @@ else:
         shell:
             "NWAKU_MAKE_FLAGS={params.make_flags:q} NWAKU_PATH_PREPEND={params.path_prepend:q}"
             " NWAKU_MEMORY_MANAGER={params.memory_manager}"
-            " scripts/build_nwaku.sh {params.source:q} {params.repository} {params.tag} {params.out} {input.patches}"
+            " {workflow.basedir}/scripts/build_nwaku.sh {params.source:q} {params.repository} {params.tag} {params.out} {input.patches}"
             " > {log} 2>&1"
             " && waku-shadow identify-nwaku --binary {output.wakunode2} --tag {params.tag}"
             " --built-from {params.source:q} {params.make_flag_args} --memory-manager {params.memory_manager}"

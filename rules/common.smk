@@ -1,15 +1,14 @@
 import shlex
 from pathlib import Path
 
-from waku_shadow import checkout, pipeline, stack
-from waku_shadow.shadow_config import SHADOW_CONFIG
+from waku_shadow import checkout, layout, pipeline, stack
 
 # Validated before any rule runs: a bad key or value stops here, naming it.
 STUDY = pipeline.study_from_snakemake(config)
 pipeline.export_machine(STUDY)
 STUDY_DIR = pipeline.study_dir(STUDY)
 RUNS = STUDY.run_ids()
-RUN_DIR = str(STUDY_DIR / "runs" / "{run}")
+RUN_DIR = str(layout.run_dir(STUDY_DIR, "{run}"))
 BUILD_DIR = Path(STUDY.resources.build_dir)
 PATCHES = [str(p.relative_to(checkout.root())) for p in stack.patches(STUDY.stack.nwaku_tag)]
 
@@ -20,7 +19,21 @@ if STUDY.stack.nwaku_binary:
 else:
     NWAKU_DIR = pipeline.nwaku_build_dir(STUDY)
     WAKUNODE2 = str(NWAKU_DIR / "wakunode2")
-NWAKU_IDENTITY = str(NWAKU_DIR / "identity.json")
+NWAKU_IDENTITY = str(NWAKU_DIR / stack.IDENTITY)
+
+
+def run_file(name):
+    """A file of the run folder, for the {run} wildcard."""
+    return f"{RUN_DIR}/{name}"
+
+
+def job_log(rule):
+    return str(layout.job_log(STUDY_DIR, rule, "{run}"))
+
+
+def every_run(name):
+    """That file of every run of the study."""
+    return expand(run_file(name), run=RUNS)
 
 
 wildcard_constraints:

@@ -1,4 +1,4 @@
-# One Shadow run per message size: render its folder, run it, parse and validate its logs.
+# One Shadow run per point: render its folder, run it, parse and validate its logs.
 
 
 rule render:
@@ -7,67 +7,88 @@ rule render:
         identity=NWAKU_IDENTITY,
         shadow=SHADOW,
     output:
-        shadow_config=f"{RUN_DIR}/{SHADOW_CONFIG}",
-        run_config=f"{RUN_DIR}/config.yaml",
-        schedule=f"{RUN_DIR}/schedule.csv",
-        identities=f"{RUN_DIR}/identities.csv",
-        provenance=f"{RUN_DIR}/provenance.json",
+        shadow_config=run_file(layout.SHADOW_CONFIG),
+        run_config=run_file(layout.RUN_CONFIG),
+        schedule=run_file(layout.SCHEDULE),
+        identities=run_file(layout.IDENTITIES),
+        links=run_file(layout.LINKS),
+        graph=run_file(layout.NETWORK_GRAPH),
+        messages=directory(run_file(layout.MESSAGES)),
+        provenance=run_file(layout.PROVENANCE),
     params:
         run_dir=RUN_DIR,
+        # the run's study config only: machine settings reach the job through the environment
         config=lambda w: shlex.quote(pipeline.run_config_json(STUDY, w.run)),
+    log:
+        job_log("render"),
     shell:
         "waku-shadow render --run-dir {params.run_dir} --config-json {params.config}"
-        " --wakunode2 {input.wakunode2} --nwaku-identity {input.identity} --shadow {input.shadow}"
+        " --wakunode2 {input.wakunode2} --nwaku-identity {input.identity} --shadow {input.shadow} 2> {log}"
 
 
 rule simulate:
     input:
-        rules.render.output.shadow_config,
+        rules.render.output,
         shadow=SHADOW,
     output:
-        stats=f"{RUN_DIR}/run_stats.json",
-        logs=directory(f"{RUN_DIR}/logs"),
+        stats=run_file(layout.RUN_STATS),
+        logs=directory(run_file(layout.LOGS)),
     params:
         run_dir=RUN_DIR,
+    log:
+        job_log("simulate"),
     # Shadow uses every core it is given; runs go one at a time.
     threads: workflow.cores
     shell:
-        "waku-shadow simulate --run-dir {params.run_dir} --shadow {input.shadow}"
+        "waku-shadow simulate --run-dir {params.run_dir} --shadow {input.shadow} 2> {log}"
 
 
 rule parse:
     input:
-        rules.simulate.output.stats,
-        rules.simulate.output.logs,
+        rules.simulate.output,
+        rules.render.output.identities,
+        rules.render.output.schedule,
     output:
-        receipts=f"{RUN_DIR}/receipts.parquet",
-        publishes=f"{RUN_DIR}/publishes.parquet",
-        sends=f"{RUN_DIR}/sends.parquet",
+        receipts=run_file(layout.RECEIPTS),
+        publishes=run_file(layout.PUBLISHES),
+        sends=run_file(layout.SENDS),
     params:
         run_dir=RUN_DIR,
+    log:
+        job_log("parse"),
     shell:
-        "waku-shadow parse --run-dir {params.run_dir}"
+        "waku-shadow parse --run-dir {params.run_dir} 2> {log}"
 
 
 rule validate:
     input:
         rules.parse.output,
+        rules.simulate.output,
+        rules.render.output.run_config,
+        rules.render.output.identities,
+        rules.render.output.schedule,
     output:
-        f"{RUN_DIR}/validation.json",
+        run_file(layout.VALIDATION),
     params:
         run_dir=RUN_DIR,
+    log:
+        job_log("validate"),
     shell:
-        "waku-shadow validate --run-dir {params.run_dir}"
+        "waku-shadow validate --run-dir {params.run_dir} 2> {log}"
 
 
 rule traffic:
     input:
-        rules.simulate.output.logs,
+        rules.simulate.output,
         rules.parse.output,
+        rules.render.output.run_config,
+        rules.render.output.identities,
     output:
-        traffic=f"{RUN_DIR}/traffic.parquet",
-        amplification=f"{RUN_DIR}/amplification.parquet",
+        traffic=run_file(layout.TRAFFIC),
+        amplification=run_file(layout.AMPLIFICATION),
     params:
         run_dir=RUN_DIR,
+    log:
+        job_log("traffic"),
     shell:
-        "waku-shadow traffic --run-dir {params.run_dir}"
+        "waku-shadow traffic --run-dir {params.run_dir} 2> {log}"

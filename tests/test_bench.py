@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from waku_shadow import bench
+from waku_shadow import bench, layout
 from waku_shadow.errors import RunError
 
 from conftest import CONFIGS
@@ -59,12 +59,14 @@ def test_measure_reads_the_memory_breakdown(run_dir, tmp_path):
 
 
 def test_a_run_the_guard_stopped_is_measured_from_its_last_attempt(run_dir, tmp_path):
-    stopped = tmp_path / run_dir.name
-    stopped.mkdir()
+    stopped = layout.run_dir(tmp_path / "study", run_dir.name)
+    stopped.mkdir(parents=True)
     (stopped / "config.yaml").write_text((run_dir / "config.yaml").read_text())
     attempt = {"status": "stopped by memory guard", "wall_seconds": 10.0, "peak_memory_bytes": 2**30,
                "simulated_reached": "00:00:13.500"}
-    (stopped / "simulation_attempts.jsonl").write_text(json.dumps({**attempt, "wall_seconds": 1.0}) + "\n" + json.dumps(attempt) + "\n")
+    attempts = layout.attempts(tmp_path / "study", run_dir.name)
+    attempts.parent.mkdir(parents=True)
+    attempts.write_text(json.dumps({**attempt, "wall_seconds": 1.0}) + "\n" + json.dumps(attempt) + "\n")
     row = bench.measure(stopped, label="stopped")
     assert (row["status"], row["simulated_s"], row["validated"], row["log_mib"]) == ("stopped by memory guard", 13.5, False, 0)
     assert row["node_seconds_per_wall_second"] == pytest.approx(16 * 13.5 / 10)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import config as cfg
-from . import model, paper, sweep
+from . import layout, model, paper, sweep
 
 MODELS = {
     "eq1_ms": "Equation 1 as written",
@@ -19,9 +19,9 @@ MODELS = {
 
 def run_receipts(run_dir: Path) -> pd.DataFrame:
     """One run's receipts with Equation 1's predictions and their residuals (simulated - predicted)."""
-    receipts = pd.read_parquet(run_dir / "receipts.parquet")
-    sends = pd.read_parquet(run_dir / "sends.parquet")
-    study = cfg.load(run_dir / "config.yaml")
+    receipts = pd.read_parquet(run_dir / layout.RECEIPTS)
+    sends = pd.read_parquet(run_dir / layout.SENDS)
+    study = cfg.load(run_dir / layout.RUN_CONFIG)
     receipts = receipts.join(model.predict(receipts, sends, study, one_way_ns=edge_one_way_ns(run_dir, study, receipts)))
     for column in MODELS:
         receipts[column.replace("_ms", "_residual_ms")] = receipts["latency_ms"] - receipts[column]
@@ -32,7 +32,7 @@ def edge_one_way_ns(run_dir: Path, study: cfg.Study, receipts: pd.DataFrame):
     """The one-way latency of every receipt's last edge (from-peer to receiver); None in a single place."""
     if study.locations is None:
         return None
-    where = pd.read_csv(run_dir / "identities.csv").set_index("host")["location"]
+    where = pd.read_csv(run_dir / layout.IDENTITIES).set_index("host")["location"]
     pairs = zip(where.reindex(receipts["from_host"]), where.reindex(receipts["receiver"]))
     return np.array([float(study.locations.one_way_ns(a, b)) for a, b in pairs])
 
@@ -107,10 +107,10 @@ def multihost_table3(run_dirs: list[Path]) -> pd.DataFrame:
     A cascade's node i is the line's i-th node, so the locations of the nodes in
     index order are the path a message travels.
     """
-    study = cfg.load(run_dirs[0] / "config.yaml")
+    study = cfg.load(run_dirs[0] / layout.RUN_CONFIG)
     if study.topology != "cascade" or study.locations is None:
         return pd.DataFrame()
-    path = list(pd.read_csv(run_dirs[0] / "identities.csv")["location"])
-    receipts = pd.concat([pd.read_parquet(run / "receipts.parquet") for run in run_dirs], ignore_index=True)
-    publishes = pd.concat([pd.read_parquet(run / "publishes.parquet") for run in run_dirs], ignore_index=True)
+    path = list(pd.read_csv(run_dirs[0] / layout.IDENTITIES)["location"])
+    receipts = pd.concat([pd.read_parquet(run / layout.RECEIPTS) for run in run_dirs], ignore_index=True)
+    publishes = pd.concat([pd.read_parquet(run / layout.PUBLISHES) for run in run_dirs], ignore_index=True)
     return paper.table3_comparison(receipts, publishes, path, study)

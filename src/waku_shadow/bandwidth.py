@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import config as cfg
-from . import traffic
+from . import layout, traffic
 
 
 def interval_start(time_s: float, interval_s: float) -> float:
@@ -54,7 +54,7 @@ def amplification(
 def busy_traffic(run_dir, study, publishes: pd.DataFrame) -> pd.DataFrame:
     """The run's traffic from the first publish on, each node's idle rate (measured over the
     second half of bootstrap) subtracted."""
-    table = pd.read_parquet(run_dir / "traffic.parquet")
+    table = pd.read_parquet(run_dir / layout.TRAFFIC)
     interval_s = study.traffic_interval_ns / 1e9
     return traffic.without_idle(
         table,
@@ -66,9 +66,9 @@ def busy_traffic(run_dir, study, publishes: pd.DataFrame) -> pd.DataFrame:
 
 def run_amplification(run_dir, study) -> pd.DataFrame:
     """Amplification of every message of one run."""
-    receipts = pd.read_parquet(run_dir / "receipts.parquet")
-    sends = pd.read_parquet(run_dir / "sends.parquet")
-    publishes = pd.read_parquet(run_dir / "publishes.parquet")
+    receipts = pd.read_parquet(run_dir / layout.RECEIPTS)
+    sends = pd.read_parquet(run_dir / layout.SENDS)
+    publishes = pd.read_parquet(run_dir / layout.PUBLISHES)
     busy = busy_traffic(run_dir, study, publishes)
     return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9)
 
@@ -77,9 +77,9 @@ def run_cost(run_dir: Path, study: cfg.Study) -> dict:
     """What one run's messages cost the network: messages and payload published, net bytes (in +
     out over all nodes from the first publish on, idle traffic subtracted, as the Docker
     evaluation counted them), and the mean amplification and duplicates of measured messages."""
-    publishes = pd.read_parquet(run_dir / "publishes.parquet")
+    publishes = pd.read_parquet(run_dir / layout.PUBLISHES)
     busy = busy_traffic(run_dir, study, publishes)
-    per_message = pd.read_parquet(run_dir / "amplification.parquet")
+    per_message = pd.read_parquet(run_dir / layout.AMPLIFICATION)
     measured = per_message[~per_message["warmup"]]
     net_bytes = float(busy["bytes_in"].sum() + busy["bytes_out"].sum())
     return {

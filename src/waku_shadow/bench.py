@@ -21,9 +21,8 @@ import pandas as pd
 import yaml
 
 from . import config as cfg
-from . import checkout, runner, stack, units
+from . import checkout, layout, runner, stack, units
 from .errors import RunError
-from .logs import LOGS
 
 GIB = 1024**3
 MIB = 1024**2
@@ -52,12 +51,12 @@ def gzip_sizes(directory: Path) -> tuple[int, int]:
 
 def measure(run_dir: Path, label: str) -> dict:
     """The cost of one finished (or stopped) run, from the files the workflow left in ``run_dir``."""
-    study = cfg.load(run_dir / "config.yaml")
+    study = cfg.load(run_dir / layout.RUN_CONFIG)
     stats = _latest_stats(run_dir)
     completed = stats["status"] == "completed"
     simulated_s = (study.stop_time_ns if completed else runner.parse_clock(stats["simulated_reached"])) / 1e9
-    validation = run_dir / "validation.json"
-    raw, packed = gzip_sizes(run_dir / LOGS) if (run_dir / LOGS).is_dir() else (0, 0)
+    validation = run_dir / layout.VALIDATION
+    raw, packed = gzip_sizes(run_dir / layout.LOGS) if (run_dir / layout.LOGS).is_dir() else (0, 0)
     wall = stats["wall_seconds"]
     breakdown = stats.get("memory_at_peak")
 
@@ -91,10 +90,10 @@ def measure(run_dir: Path, label: str) -> dict:
 
 def _latest_stats(run_dir: Path) -> dict:
     """run_stats.json, or for a run the guard stopped (whose outputs Snakemake removed) its last attempt."""
-    stats = run_dir / runner.RUN_STATS
+    stats = run_dir / layout.RUN_STATS
     if stats.exists():
         return json.loads(stats.read_text())
-    attempts = run_dir / "simulation_attempts.jsonl"
+    attempts = layout.attempts(layout.study_dir_of(run_dir), run_dir.name)
     if attempts.exists():
         return json.loads(attempts.read_text().splitlines()[-1])
     raise RunError(f"{run_dir}: no run_stats.json and no simulation attempt: did the run start?")
@@ -118,8 +117,8 @@ def compare_receipts(first_run: Path, second_run: Path) -> dict:
     97 % of them at the same nanosecond, the rest within about 1 µs (without it: 43 % and
     85-91 %); a cut is judged against that spread, by benchmarking a config against itself too.
     """
-    first = pd.read_parquet(first_run / "receipts.parquet")
-    second = pd.read_parquet(second_run / "receipts.parquet")
+    first = pd.read_parquet(first_run / layout.RECEIPTS)
+    second = pd.read_parquet(second_run / layout.RECEIPTS)
     both = first.merge(second, on=["msg_hash", "receiver"], suffixes=("_first", "_second"))
     difference = (both["received_ns_second"] - both["received_ns_first"]).abs() / 1e6
     return {
@@ -153,7 +152,7 @@ def workflow_command(
     overrides_file = results_dir / "bench-overrides.yaml"
     overrides_file.write_text(yaml.safe_dump({**overrides, "resources": {"results_dir": str(results_dir)}}))
     command = [
-        sys.executable, "-m", "snakemake", "--cores", str(cores), str(run_dir / "validation.json"),
+        sys.executable, "-m", "snakemake", "--cores", str(cores), str(run_dir / layout.VALIDATION),
         "--configfile", *map(str, files), str(overrides_file),
     ]
     return command, run_dir
@@ -173,7 +172,7 @@ def run(sides: list[str], size: str, out: Path, cores: int, nodes: int | None = 
         files = config_files(side)
         command, run_dir = workflow_command(files, size, out / "runs" / f"{stamp}-{index}", cores, nodes)
         done = subprocess.run(command, cwd=checkout.root(), check=False)
-        if done.returncode != 0 and not (run_dir / "config.yaml").exists():
+        if done.returncode != 0 and not (run_dir / layout.RUN_CONFIG).exists():
             raise RunError(f"{side}: the workflow stopped before the run was rendered (exit {done.returncode}); see its output above")
         row = measure(run_dir, label="+".join(f.stem for f in files))
         row.update(

@@ -15,16 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bandwidth, bench, logs, pipeline, plots, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, layout, logs, pipeline, plots, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
-RUN_CONFIG = "config.yaml"
-PROVENANCE = "provenance.json"
-TABLES = ("receipts", "publishes", "sends")
 
 
 def load_run(run_dir: Path) -> cfg.Study:
-    path = run_dir / RUN_CONFIG
+    path = run_dir / layout.RUN_CONFIG
     return pipeline.study_on_this_machine(cfg.read_yaml(path), source=str(path))
 
 
@@ -47,7 +44,7 @@ def cmd_render(args) -> None:
         shutil.rmtree(run_dir)
     run = shadow_config.plan(study, size)
     shadow_config.render(run, run_dir, str(Path(wakunode2).resolve()), str(Path(curl).resolve()))
-    (run_dir / RUN_CONFIG).write_text(cfg.dump_study(study))
+    (run_dir / layout.RUN_CONFIG).write_text(cfg.dump_study(study))
     provenance = {
         "study": study.name,
         **sweep.point_columns(study),
@@ -63,7 +60,7 @@ def cmd_render(args) -> None:
         "host": {"machine": platform.machine(), "python": platform.python_version()},
         "python_packages": {p: metadata.version(p) for p in ("pandas", "numpy", "snakemake") if _installed(p)},
     }
-    (run_dir / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
+    (run_dir / layout.PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
 
 
 def _installed(package: str) -> bool:
@@ -107,12 +104,15 @@ def cmd_adopt_nwaku(args) -> None:
 def cmd_simulate(args) -> None:
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
+    study_dir = layout.study_dir_of(run_dir)
     stats_ = runner.run(
         args.shadow,
         run_dir,
         memory_floor_bytes=study.resources.memory_floor_bytes,
         poll_interval_s=study.resources.memory_poll_interval_ns / 1e9,
         merge_identical_pages=study.resources.merge_identical_pages,
+        attempts_log=layout.attempts(study_dir, run_dir.name),
+        failures_dir=layout.failures(study_dir, run_dir.name),
     )
     logs.collect(run_dir)
     print(
@@ -129,28 +129,28 @@ def cmd_parse(args) -> None:
         receipts["hop"] = trees.hops(receipts)
     except ValidationError:
         receipts["hop"] = pd.NA  # the validate stage names what is wrong with the tree
-    for name in TABLES:
-        tables[name].to_parquet(run_dir / f"{name}.parquet", index=False)
+    for name, file in (("receipts", layout.RECEIPTS), ("publishes", layout.PUBLISHES), ("sends", layout.SENDS)):
+        tables[name].to_parquet(run_dir / file, index=False)
 
 
 def cmd_traffic(args) -> None:
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
-    traffic.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / "traffic.parquet", index=False)
-    bandwidth.run_amplification(run_dir, study).to_parquet(run_dir / "amplification.parquet", index=False)
+    traffic.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / layout.TRAFFIC, index=False)
+    bandwidth.run_amplification(run_dir, study).to_parquet(run_dir / layout.AMPLIFICATION, index=False)
 
 
 def cmd_validate(args) -> None:
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
-    hosts = list(pd.read_csv(run_dir / "identities.csv")["host"])
+    hosts = list(pd.read_csv(run_dir / layout.IDENTITIES)["host"])
     result = validation.check(
         study.runs()[0].run_id,
         runner.read_stats(run_dir),
         hosts,
-        pd.read_csv(run_dir / "schedule.csv"),
-        pd.read_parquet(run_dir / "publishes.parquet"),
-        pd.read_parquet(run_dir / "receipts.parquet"),
+        pd.read_csv(run_dir / layout.SCHEDULE),
+        pd.read_parquet(run_dir / layout.PUBLISHES),
+        pd.read_parquet(run_dir / layout.RECEIPTS),
         logs.publish_retries(run_dir),
     )
     validation.require(result, run_dir)
@@ -162,20 +162,20 @@ def cmd_summarize(args) -> None:
     run_dirs = [Path(d) for d in args.runs]
     keys = sweep.point_keys(study)
     receipts = pd.concat([sweep.run_table(d, "receipts") for d in run_dirs], ignore_index=True)
-    receipts.to_parquet(out / "receipts.parquet", index=False)
+    receipts.to_parquet(out / layout.STUDY_RECEIPTS, index=False)
     summary = stats.latency_summary(receipts, keys)
-    summary.to_csv(out / "latency_summary.csv", index=False, float_format="%.3f")
-    (out / "latency_summary.md").write_text(stats.to_markdown(summary))
+    summary.to_csv(out / layout.LATENCY_SUMMARY, index=False, float_format="%.3f")
+    (out / layout.LATENCY_SUMMARY_MD).write_text(stats.to_markdown(summary))
     runs = sweep.runs_table(run_dirs, keys)
-    runs.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+    runs.to_csv(out / layout.RUNS_TABLE, index=False, float_format="%.6g")
     points = sweep.points_table(runs, keys)
-    points.to_csv(out / "points.csv", index=False, float_format="%.6g")
-    figures = out / "figures"
+    points.to_csv(out / layout.POINTS_TABLE, index=False, float_format="%.6g")
+    figures = out / layout.FIGURES
     plots.latency_distributions(receipts, summary, f"{study.name}: {study.nodes} nwaku nodes in Shadow",
                                 figures / "latency_distributions.png")
     if study.sweep:
         plots.sweep_tradeoff(points, study.sweep.name, figures / "sweep.png")
-    (out / "report.md").write_text(report.study_report(study, run_dirs, summary, points))
+    (out / layout.REPORT_MD).write_text(report.study_report(study, run_dirs, summary, points))
 
 
 def cmd_report(args) -> None:

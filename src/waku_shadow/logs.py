@@ -25,10 +25,8 @@ import pandas as pd
 
 from .errors import LogError
 from .nwaku import SIMULATION_EPOCH_NS
-from . import shadow_config
-from .shadow_config import SHADOW_DATA
+from . import layout, shadow_config
 
-LOGS = "logs"
 NWAKU_LOG = "wakunode2.log.gz"
 INTENT = "publish intent"
 RECEIVED = "received relay message"
@@ -48,8 +46,8 @@ def collect(run_dir: Path) -> Path:
     nwaku's stdout (``<binary name>.<pid>.stdout``, e.g. ``wakunode2.1000.stdout``) becomes
     ``logs/<host>/wakunode2.log.gz``; other files keep their names with ``.gz`` appended.
     """
-    hosts_dir = run_dir / SHADOW_DATA / "hosts"
-    out = run_dir / LOGS
+    hosts_dir = run_dir / layout.SHADOW_DATA / "hosts"
+    out = run_dir / layout.LOGS
     if not hosts_dir.is_dir():
         if out.is_dir():
             return out
@@ -71,7 +69,7 @@ def collect(run_dir: Path) -> Path:
 def publish_retries(run_dir: Path) -> dict[str, int]:
     """Per publishing host, how many REST publishes curl had to retry (its stderr says so)."""
     retries = {}
-    for stderr in sorted((run_dir / LOGS).glob("*/curl.*.stderr.gz")):
+    for stderr in sorted((run_dir / layout.LOGS).glob("*/curl.*.stderr.gz")):
         with gzip.open(stderr, "rt", errors="replace") as handle:
             count = handle.read().count("Will retry")
         if count:
@@ -168,14 +166,14 @@ def host_logs(run_dir: Path, hosts: list[str]) -> dict[str, Path]:
     logs = {}
     missing = []
     for host in hosts:
-        path = run_dir / LOGS / host / NWAKU_LOG
+        path = run_dir / layout.LOGS / host / NWAKU_LOG
         if path.exists():
             logs[host] = path
         else:
             missing.append(host)
     if missing:
         raise LogError(
-            f"{run_dir / LOGS}: no nwaku log for {len(missing)} of {len(hosts)} hosts: "
+            f"{run_dir / layout.LOGS}: no nwaku log for {len(missing)} of {len(hosts)} hosts: "
             + ", ".join(missing[:10])
             + (" ..." if len(missing) > 10 else "")
         )
@@ -184,8 +182,8 @@ def host_logs(run_dir: Path, hosts: list[str]) -> dict[str, Path]:
 
 def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     """Tidy tables of one run: receipts, publishes and sends, joined with the schedule."""
-    identities = pd.read_csv(run_dir / "identities.csv")
-    schedule = pd.read_csv(run_dir / "schedule.csv")
+    identities = pd.read_csv(run_dir / layout.IDENTITIES)
+    schedule = pd.read_csv(run_dir / layout.SCHEDULE)
     receipts, publish_events, sends = [], [], []
     for host, path in host_logs(run_dir, list(identities["host"])).items():
         r, p, s = parse_host(path, host)

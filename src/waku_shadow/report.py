@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paper, stats, sweep
+from . import layout, paper, stats, sweep
 from .config import Study, load
 from .runner import read_stats
 from .units import human_size, shadow_bandwidth, shadow_time
@@ -84,15 +84,15 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, poin
     ]
     for run_dir in run_dirs:
         run_stats = read_stats(run_dir)
-        checks = json.loads((run_dir / "validation.json").read_text())
-        size = load(run_dir / "config.yaml").message_sizes[0]
+        checks = json.loads((run_dir / layout.VALIDATION).read_text())
+        size = load(run_dir / layout.RUN_CONFIG).message_sizes[0]
         lines.append(
             f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
             f"{run_stats.peak_memory_bytes / 2**30:.1f} GiB | {checks['counts']['receipts']} / "
             f"{checks['counts']['receipts_expected']} | {checks['counts']['publish_retries']} | "
             f"{'passed' if checks['passed'] else 'FAILED'} |"
         )
-    provenance = json.loads((run_dirs[0] / "provenance.json").read_text())
+    provenance = json.loads((run_dirs[0] / layout.PROVENANCE).read_text())
     nwaku = provenance["nwaku"]
     lines += [
         "",

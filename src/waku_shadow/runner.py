@@ -31,8 +31,7 @@ from pathlib import Path
 
 
 from .errors import RunError
-from . import shadow_config
-from .shadow_config import SHADOW_CONFIG, SHADOW_DATA
+from . import failures, layout, shadow_config
 from .units import duration_ns
 
 GIB = 1024**3
@@ -47,10 +46,6 @@ BREAKDOWN_INTERVAL_S = 5.0  # reading every managed process's status costs ~50 m
 KSM = Path("/sys/kernel/mm/ksm")
 PR_SET_MEMORY_MERGE, PR_GET_MEMORY_MERGE = 67, 68
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
-RUN_STATS = "run_stats.json"
-ATTEMPTS = "simulation_attempts.jsonl"  # every attempt, kept when a failed job's outputs are removed
-SHADOW_STDOUT = "shadow.log"
-SHADOW_STDERR = "shadow.stderr"
 
 
 @dataclass
@@ -66,14 +61,17 @@ class RunStats:
     failed_processes: list[dict]
     memory_at_peak: dict | None = None  # a MemoryBreakdown, as a dict; None in runs recorded before it
 
-    def write(self, run_dir: Path) -> None:
-        (run_dir / RUN_STATS).write_text(json.dumps(asdict(self), indent=2) + "\n")
-        with (run_dir / ATTEMPTS).open("a") as attempts:
-            attempts.write(json.dumps(asdict(self)) + "\n")
+    def write(self, run_dir: Path, attempts_log: Path | None) -> None:
+        """run_stats.json, and a line in the run's log of attempts (kept when a failed job's outputs are removed)."""
+        (run_dir / layout.RUN_STATS).write_text(json.dumps(asdict(self), indent=2) + "\n")
+        if attempts_log is not None:
+            attempts_log.parent.mkdir(parents=True, exist_ok=True)
+            with attempts_log.open("a") as attempts:
+                attempts.write(json.dumps(asdict(self)) + "\n")
 
 
 def read_stats(run_dir: Path) -> RunStats:
-    return RunStats(**json.loads((run_dir / RUN_STATS).read_text()))
+    return RunStats(**json.loads((run_dir / layout.RUN_STATS).read_text()))
 
 
 def _meminfo_bytes(field: str) -> int:
@@ -268,14 +266,14 @@ def shadow_error(shadow_stderr: Path) -> str:
 
 
 def failed_processes(shadow_log: Path) -> list[dict]:
-    failures = []
+    found = []
     if shadow_log.exists():
         with shadow_log.open(errors="replace") as log:
             for line in log:
                 match = FAILED_PROCESS.search(line.rstrip())
                 if match:
-                    failures.append(match.groupdict())
-    return failures
+                    found.append(match.groupdict())
+    return found
 
 
 def run(
@@ -285,8 +283,14 @@ def run(
     poll_interval_s: float = 0.5,
     echo_progress: bool = True,
     merge_identical_pages: bool = False,
+    attempts_log: Path | None = None,
+    failures_dir: Path | None = None,
 ) -> RunStats:
-    """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly."""
+    """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly.
+
+    Every attempt is recorded in ``attempts_log``; a failed one's evidence is kept in
+    ``failures_dir`` (see failures.keep) and named in the error.
+    """
     found = shutil.which(shadow_binary)
     if found is None:
         raise RunError(f"Shadow binary not found or not executable: {shadow_binary}")
@@ -294,7 +298,7 @@ def run(
     shadow_binary = str(Path(found).absolute())
     if merge_identical_pages:
         check_page_merging()
-    shutil.rmtree(run_dir / SHADOW_DATA, ignore_errors=True)
+    shutil.rmtree(run_dir / layout.SHADOW_DATA, ignore_errors=True)
 
     baseline_available = mem_available_bytes()
     if baseline_available <= memory_floor_bytes:
@@ -304,16 +308,16 @@ def run(
         )
     min_available = baseline_available
     started = time.monotonic()
-    with (run_dir / SHADOW_STDOUT).open("wb") as stdout:
+    with (run_dir / layout.SHADOW_LOG).open("wb") as stdout:
         process = subprocess.Popen(
-            [shadow_binary, "--progress", "true", SHADOW_CONFIG],
+            [shadow_binary, "--progress", "true", layout.SHADOW_CONFIG],
             cwd=run_dir,
             stdout=stdout,
             stderr=subprocess.PIPE,
             start_new_session=True,
             preexec_fn=_merge_identical_pages if merge_identical_pages else None,
         )
-        reader = _ProgressReader(process.stderr, run_dir / SHADOW_STDERR, echo_progress)
+        reader = _ProgressReader(process.stderr, run_dir / layout.SHADOW_STDERR, echo_progress)
         reader.start()
         guard_tripped = False
         at_peak: MemoryBreakdown | None = None
@@ -349,40 +353,46 @@ def run(
         simulated_reached=reader.simulated_now,
         simulated_end=reader.simulated_end,
         shadow_exit_code=process.returncode,
-        failed_processes=failed_processes(run_dir / SHADOW_STDOUT),
+        failed_processes=failed_processes(run_dir / layout.SHADOW_LOG),
         memory_at_peak=None if at_peak is None else asdict(at_peak),
     )
     if guard_tripped:
         stats.status = "stopped by memory guard"
-        stats.simulated_reached = latest_simulated_time(run_dir / SHADOW_STDOUT, reader.simulated_now)
-        stats.write(run_dir)
-        raise RunError(
+        stats.simulated_reached = latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
+        stats.write(run_dir, attempts_log)
+        raise RunError(_where_kept(run_dir, stats, failures_dir,
             f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of "
             f"{reader.simulated_end}: available memory fell below the floor of "
             f"{_gib(memory_floor_bytes)} (the run had taken {_gib(stats.peak_memory_bytes)}, "
             f"{stats.wall_seconds:.0f} s wall); lower network.nodes or the message size, "
             f"or lower resources.memory_floor if the machine can spare it"
-        )
+        ))
     if process.returncode != 0:
         stats.status = "failed"
-        stats.simulated_reached = latest_simulated_time(run_dir / SHADOW_STDOUT, reader.simulated_now)
-        stats.write(run_dir)
+        stats.simulated_reached = latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
+        stats.write(run_dir, attempts_log)
         detail = "; ".join(
             f"{f['process']}: expected {f['expected']}, was {f['actual']}" for f in stats.failed_processes[:10]
         )
         more = len(stats.failed_processes) - 10
-        reason = "" if detail else shadow_error(run_dir / SHADOW_STDERR)
-        raise RunError(
+        reason = "" if detail else shadow_error(run_dir / layout.SHADOW_STDERR)
+        raise RunError(_where_kept(run_dir, stats, failures_dir,
             f"Shadow exited with code {process.returncode} at simulated time {stats.simulated_reached}"
             + (f"; {len(stats.failed_processes)} processes ended in an unexpected state: {detail}" if detail else "")
             + (f": {reason}" if reason else "")
             + (f" (and {more} more)" if more > 0 else "")
-            + f"; see {run_dir / SHADOW_STDOUT}"
-        )
+        ))
     # Fast runs may finish before Shadow prints a progress line: the stop time is where they ended.
     stats.simulated_reached = stats.simulated_end = configured_stop_time(run_dir)
-    stats.write(run_dir)
+    stats.write(run_dir, attempts_log)
     return stats
+
+
+def _where_kept(run_dir: Path, stats: RunStats, failures_dir: Path | None, reason: str) -> str:
+    """The failure's reason, and where its evidence is: kept in ``failures_dir``, or the run folder."""
+    if failures_dir is None:
+        return f"{reason}; see {run_dir / layout.SHADOW_LOG}"
+    return f"{reason}; Shadow's log, the failed processes' output and the attempt are kept in {failures.keep(run_dir, asdict(stats), failures_dir)}"
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import nwaku
+from . import layout, nwaku
 from .config import Study
 from .topology import choose_publishers
 
@@ -74,11 +74,11 @@ def to_frame(messages: list[Message], hosts: list[str]) -> pd.DataFrame:
 
 
 def write(messages: list[Message], hosts: list[str], run_dir: Path) -> None:
-    bodies = run_dir / "messages"
+    bodies = run_dir / layout.MESSAGES
     bodies.mkdir(parents=True, exist_ok=True)
     for message in messages:
         (bodies / body_name(message)).write_text(message.rest_body())
-    to_frame(messages, hosts).to_csv(run_dir / "schedule.csv", index=False)
+    to_frame(messages, hosts).to_csv(run_dir / layout.SCHEDULE, index=False)
 
 
 def body_name(message: Message) -> str:

@@ -9,14 +9,12 @@ import pandas as pd
 import yaml
 
 from . import identities as ids
+from . import layout
 from . import locations as loc
 from . import nwaku, schedule, topology
 from .config import Study
 from .units import shadow_bandwidth, shadow_time
 
-SHADOW_CONFIG = "shadow.yaml"
-NETWORK_GRAPH = "network.gml"
-SHADOW_DATA = "shadow.data"
 REST_PUBLISH_PATH = "/relay/v1/auto/messages"
 MIN_MAX_MSG_SIZE = 150 * 1024  # nwaku's default maximum message size
 MSG_SIZE_HEADROOM = 16 * 1024  # room for the WakuMessage fields around the payload
@@ -126,7 +124,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         for message in run.messages:
             if message.publisher != me.index:
                 continue
-            body = (run_dir / "messages" / schedule.body_name(message)).resolve()
+            body = (run_dir / layout.MESSAGES / schedule.body_name(message)).resolve()
             processes.append(
                 {
                     "path": curl,
@@ -168,9 +166,9 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         "parallelism": study.parallelism,
         "progress": True,
         "model_unblocked_syscall_latency": study.model_unblocked_syscall_latency,
-        "data_directory": SHADOW_DATA,
+        "data_directory": layout.SHADOW_DATA,
     }
-    network = {"graph": {"type": "gml", "file": {"path": NETWORK_GRAPH}}}
+    network = {"graph": {"type": "gml", "file": {"path": layout.NETWORK_GRAPH}}}
     if run.node_locations is not None:
         # the graph is complete: route every pair over its own edge, as the matrix says
         network["use_shortest_path"] = False
@@ -186,7 +184,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
 def read(run_dir: Path) -> dict:
     """A rendered shadow.yaml (at N = 1000 a few MB: read with libyaml where PyYAML has it)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load((run_dir / SHADOW_CONFIG).read_text(), Loader=loader)
+    return yaml.load((run_dir / layout.SHADOW_CONFIG).read_text(), Loader=loader)
 
 
 def nwaku_program(config: dict) -> str:
@@ -222,11 +220,11 @@ def render(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     hosts = [i.host for i in run.identities]
     schedule.write(run.messages, hosts, run_dir)
-    identities_frame(run).to_csv(run_dir / "identities.csv", index=False)
-    links_frame(run).to_csv(run_dir / "links.csv", index=False)
-    (run_dir / NETWORK_GRAPH).write_text(gml(run))
+    identities_frame(run).to_csv(run_dir / layout.IDENTITIES, index=False)
+    links_frame(run).to_csv(run_dir / layout.LINKS, index=False)
+    (run_dir / layout.NETWORK_GRAPH).write_text(gml(run))
     config = shadow_yaml(run, run_dir, wakunode2, curl)
-    (run_dir / SHADOW_CONFIG).write_text(yaml.dump(config, Dumper=_PlainDumper, sort_keys=False, width=1000))
+    (run_dir / layout.SHADOW_CONFIG).write_text(yaml.dump(config, Dumper=_PlainDumper, sort_keys=False, width=1000))
 
 
 class _PlainDumper(yaml.SafeDumper):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import bandwidth
+from . import bandwidth, layout
 from . import config as cfg
 from .runner import read_stats
 
@@ -37,7 +37,7 @@ def point_columns(study: cfg.Study) -> dict:
 
 
 def run_columns(run_dir: Path) -> dict:
-    return point_columns(cfg.load(run_dir / "config.yaml"))
+    return point_columns(cfg.load(run_dir / layout.RUN_CONFIG))
 
 
 def run_table(run_dir: Path, name: str) -> pd.DataFrame:
@@ -48,8 +48,8 @@ def run_table(run_dir: Path, name: str) -> pd.DataFrame:
 def run_metrics(run_dir: Path) -> dict:
     """Latency, hops, cost and (with a packet capture) bandwidth of one validated run; warm-up
     messages are left out of latency and amplification and counted in the bytes published."""
-    study = cfg.load(run_dir / "config.yaml")
-    receipts = pd.read_parquet(run_dir / "receipts.parquet")
+    study = cfg.load(run_dir / layout.RUN_CONFIG)
+    receipts = pd.read_parquet(run_dir / layout.RECEIPTS)
     measured = receipts[~receipts["warmup"]]
     latency = measured["latency_ms"]
     stats = read_stats(run_dir)

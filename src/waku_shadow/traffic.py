@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import LogError
-from .logs import LOGS
+from . import layout
 
 CAPTURE = "eth0.pcap.gz"
 PCAP_MAGIC_US = 0xA1B2C3D4
@@ -59,10 +59,10 @@ def read_pcap(path: Path) -> pd.DataFrame:
 
 def node_traffic(run_dir: Path, interval_ns: int) -> pd.DataFrame:
     """Tidy bytes per node and interval: node, time_s (the interval's start), bytes_in, bytes_out."""
-    identities = pd.read_csv(run_dir / "identities.csv")
+    identities = pd.read_csv(run_dir / layout.IDENTITIES)
     frames = []
     for host, ip in zip(identities["host"], identities["ip"]):
-        capture = run_dir / LOGS / host / CAPTURE
+        capture = run_dir / layout.LOGS / host / CAPTURE
         if not capture.exists():
             raise LogError(f"{capture}: no packet capture; was the run made with shadow.traffic_capture: true?")
         packets = read_pcap(capture)

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import trees
+from . import layout, trees
 from .errors import ValidationError
 from .runner import RunStats
 
-VALIDATION = "validation.json"
 VALIDATION_FAILED = "validation.failed.json"
 SHOWN = 10
 
@@ -31,8 +30,8 @@ class Report:
         """validation.json when every check passed, validation.failed.json otherwise."""
         passed = not self.problems
         data = {"run": self.run, "passed": passed, "checks": self.checks, "counts": self.counts}
-        path = run_dir / (VALIDATION if passed else VALIDATION_FAILED)
-        (run_dir / (VALIDATION_FAILED if passed else VALIDATION)).unlink(missing_ok=True)
+        path = run_dir / (layout.VALIDATION if passed else VALIDATION_FAILED)
+        (run_dir / (VALIDATION_FAILED if passed else layout.VALIDATION)).unlink(missing_ok=True)
         path.write_text(json.dumps(data, indent=2) + "\n")
         return path
 
