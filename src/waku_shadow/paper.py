@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import model
+from . import model, stats, trees
 from .config import PAPER_DATA
 from .units import human_size
 
@@ -13,6 +13,7 @@ SHADOW_RECEIPTS = "shadow_latency_receipts.csv.gz"
 # The paper's analysis (rln-delay-simulations/analyze.py in waku-org/research) leaves out every
 # receiver's first message, seq 0, "due to tcp flow control"; Table 5 is the other nine.
 WARMUP_SEQS = (0,)
+HOP_SOURCES = ["paper, from latency steps", "ours, from delivery trees", "ours, from latency steps"]
 
 
 def read_table(name: str) -> pd.DataFrame:
@@ -39,6 +40,61 @@ def shadow_receipts() -> pd.DataFrame:
     table["latency_ms"] = table["latency_ms"].astype(float)
     table["warmup"] = table["seq"].isin(WARMUP_SEQS)
     return table[["size_bytes", "receiver", "seq", "latency_ms", "warmup"]]
+
+
+def distances(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """KS and Wasserstein distances of our latencies from the paper's raw ones, per group of
+    ``keys`` (a point, or a point and seed) whose size the paper simulated; warm-up left out."""
+    table = stats.distribution_distances(receipts, shadow_receipts(), keys)
+    return table.rename(columns={"reference_n": "paper_n"})
+
+
+def distances_markdown(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str]) -> str:
+    """One row per point: KS, Wasserstein and both sample sizes of the pooled repetitions, and with
+    several seeds the range of each seed's distances."""
+    seeds = by_seed["seed"].nunique() > 1
+    extra = [k for k in keys if k != "size_bytes"]
+    header = "| " + "".join(f"{k} | " for k in extra) + "size | KS | Wasserstein (ms) | ours n | paper n |"
+    rule = "|" + "---:|" * len(extra) + "---|---:|---:|---:|---:|"
+    if seeds:
+        header += " KS per seed | Wasserstein per seed (ms) |"
+        rule += "---:|---:|"
+    spread = by_seed.groupby(keys).agg(ks_min=("ks", "min"), ks_max=("ks", "max"),
+                                       w_min=("wasserstein_ms", "min"), w_max=("wasserstein_ms", "max"))
+    lines = [header, rule]
+    for row in pooled.merge(spread.reset_index(), on=keys).to_dict("records"):
+        line = ("| " + "".join(f"{row[k]} | " for k in extra) + f"{human_size(int(row['size_bytes']))} | "
+                f"{row['ks']:.3f} | {row['wasserstein_ms']:.1f} | {row['ours_n']} | {row['paper_n']} |")
+        if seeds:
+            line += f" {row['ks_min']:.3f}–{row['ks_max']:.3f} | {row['w_min']:.1f}–{row['w_max']:.1f} |"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def hop_shares(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Receipts per hop count beside the paper's, per point whose size the paper simulated: the
+    paper's hops read off its latency steps (trees.hops_from_latency_steps), ours from the delivery
+    trees, and ours read off our latency steps the same way, which checks the reading. Tidy:
+    keys, source, hop, receipts, share; a source whose latencies show no steps has no rows.
+    """
+    measured = receipts[~receipts["warmup"].astype(bool)]
+    theirs = shadow_receipts()
+    theirs = theirs[~theirs["warmup"]]
+    parts = []
+    for point, group in measured.groupby(keys):
+        at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
+        paper_latency = theirs.loc[theirs["size_bytes"] == at["size_bytes"], "latency_ms"]
+        if paper_latency.empty:
+            continue
+        for source, hops in zip(HOP_SOURCES, (trees.hops_from_latency_steps(paper_latency), group["hop"],
+                                              trees.hops_from_latency_steps(group["latency_ms"]))):
+            if hops is None:
+                continue
+            counts = hops.astype(int).value_counts().sort_index()
+            parts.append(pd.DataFrame({**at, "source": source, "hop": counts.index, "receipts": counts.to_numpy(),
+                                       "share": counts.to_numpy() / counts.sum()}))
+    columns = [*keys, "source", "hop", "receipts", "share"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 def table5_comparison(summary: pd.DataFrame) -> pd.DataFrame:
