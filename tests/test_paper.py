@@ -4,9 +4,10 @@ import sys
 import pandas as pd
 import pytest
 
+from waku_shadow import config as cfg
 from waku_shadow import paper, stats, trees
 
-from conftest import REPO
+from conftest import CONFIGS, REPO
 
 
 def test_table5_is_the_papers():
@@ -85,6 +86,13 @@ def test_hop_shares_set_ours_beside_the_papers(shadow_receipts):
         assert shares.loc[(2000, source), "share"].tolist() == [0.5, 0.5]
     # at 100 KB neither the paper's latencies nor ours fall into steps: only our trees remain
     assert set(shares.loc[100000].index.get_level_values("source")) == {"ours, from delivery trees"}
+
+
+def test_each_study_says_which_reading_of_the_traffic_it_follows():
+    one = paper.traffic_reading(cfg.load(CONFIGS / "paper.yaml"))
+    assert one.startswith("Traffic: one publisher, as in the paper's raw data") and "one delivery tree" in one
+    ten = paper.traffic_reading(cfg.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml"))
+    assert ten.startswith("Traffic: 10 publishers, the reading of the paper's text") and "mix 10 delivery trees" in ten
 
 
 def test_distances_per_point_and_seed_and_their_markdown(shadow_receipts):

@@ -42,6 +42,17 @@ def shadow_receipts() -> pd.DataFrame:
     return table[["size_bytes", "receiver", "seq", "latency_ms", "warmup"]]
 
 
+def traffic_reading(study) -> str:
+    """Which of the paper's two accounts of its traffic the study follows, from its publishers."""
+    if study.publishers == 1:
+        return ("Traffic: one publisher, as in the paper's raw data (msg_sender=1 on every line of its Shadow "
+                "latencies, NUMPUBLISHERS=1 in its shadow.yaml): every message spreads from the same node over the "
+                "same mesh, one delivery tree.")
+    return (f"Traffic: {study.publishers} publishers, the reading of the paper's text (\"ten nodes are designated "
+            f"as publishers\") rather than of its raw data (one publisher): the latencies mix {study.publishers} "
+            "delivery trees.")
+
+
 def distances(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """KS and Wasserstein distances of our latencies from the paper's raw ones, per group of
     ``keys`` (a point, or a point and seed) whose size the paper simulated; warm-up left out."""
