@@ -4,10 +4,11 @@ import json
 import shutil
 
 import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 
-from waku_shadow import cli
+from waku_shadow import cli, paper
 
 from conftest import RECORDED, REPO
 from recorded import CASCADE_RUNS, RUNS, parsed_copies
@@ -44,15 +45,53 @@ def test_report_notebook_renders_every_section(tmp_path):
     html = report(study_dir, runs, "--compare-with", str(tmp_path / "never-run"))
 
     html = (study_dir / "report.html").read_text()
-    for section in ("Figure 3", "Figure 2", "Delivery trees", "Equation 1 along every receipt", "Per-hop decomposition",
-                    "Validation and cost", "Provenance"):
+    for section in ("Figure 3", "Whole distributions beside the paper", "Figure 2", "Delivery trees",
+                    "Equation 1 along every receipt", "Per-hop decomposition", "Validation and cost", "Provenance"):
         assert section in html, section
     assert "Not a cascade over locations" in html and "No packet capture in this study" in html
     assert "never-run has no results yet: run its study first" in html
-    # figures 3 and 2, hop histogram, residuals: embedded, so the file stands alone
-    assert html.count("<img alt=") == 4 and html.count("src=\"data:image/png;base64") == 4
+    # figures 3 and 2, ours beside the paper's, hop histogram, residuals: embedded, so the file stands alone
+    assert html.count("<img alt=") == 5 and html.count("src=\"data:image/png;base64") == 5
     for table in ("residuals_by_size.csv", "residuals_by_hop.csv", "per_hop.csv", "first_hops.csv", "hop_histogram.csv"):
         assert (study_dir / "analysis" / table).stat().st_size > 0, table
+
+
+def ecdf_distances(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
+    """KS (largest gap) and Wasserstein (area between) of two ECDFs, evaluated on the pooled values."""
+    grid = np.sort(np.concatenate([ours, theirs]))
+    gap = np.abs(np.searchsorted(np.sort(ours), grid, side="right") / len(ours)
+                 - np.searchsorted(np.sort(theirs), grid, side="right") / len(theirs))
+    return gap.max(), float(np.sum(gap[:-1] * np.diff(grid)))
+
+
+def test_report_sets_whole_distributions_beside_the_papers(tmp_path):
+    study_dir, runs = summarized_study(tmp_path, "recorded", RUNS)
+    markdown = (study_dir / "report.md").read_text()
+    assert "Traffic: 3 publishers, the reading of the paper's text (\"ten nodes are designated as publishers\")" in markdown
+    assert "## Beside the paper's raw Shadow latencies (whole distributions)" in markdown
+    assert "| size | KS | Wasserstein (ms) | ours n | paper n |" in markdown
+    html = report(study_dir, runs)
+    assert "Traffic: 3 publishers, the reading of the paper's text" in html
+    analysis = study_dir / "analysis"
+    distances = pd.read_csv(analysis / "paper_distances.csv").set_index("size_bytes")
+    by_seed = pd.read_csv(analysis / "paper_distances_by_seed.csv")
+    assert list(distances.index) == [2000, 100000]  # the recorded sizes the paper simulated
+    assert list(by_seed["seed"]) == [11, 11] and (distances["paper_n"] == 8991).all() and (distances["ours_n"] == 90).all()
+    receipts = pd.read_parquet(study_dir / "receipts.parquet")
+    theirs = paper.shadow_receipts()
+    for size, row in distances.iterrows():
+        ks, wasserstein = ecdf_distances(
+            receipts.query("size_bytes == @size and not warmup")["latency_ms"].to_numpy(),
+            theirs.query("size_bytes == @size and not warmup")["latency_ms"].to_numpy())
+        assert row["ks"] == pytest.approx(ks) and row["wasserstein_ms"] == pytest.approx(wasserstein)
+        assert f"| {size // 1000} KB | {ks:.3f} | {wasserstein:.1f} | 90 | 8991 |" in markdown
+    shares = pd.read_csv(analysis / "paper_hop_shares.csv")
+    sources = shares.groupby("size_bytes")["source"].unique().map(set)
+    assert sources[2000] == set(paper.HOP_SOURCES)
+    assert sources[100000] == {"ours, from delivery trees"}  # neither latency distribution falls into steps at 100 KB
+    ours_2kb = shares.query("size_bytes == 2000 and source != 'paper, from latency steps'")
+    assert ours_2kb.pivot(index="hop", columns="source", values="receipts").eq(pd.Series({1: 38, 2: 52}), axis=0).all().all()
+    assert (analysis / "paper_distributions.png").stat().st_size > 50_000
 
 
 def test_cascade_report_shows_table3_bandwidth_and_the_compared_study(tmp_path):
@@ -68,7 +107,7 @@ def test_cascade_report_shows_table3_bandwidth_and_the_compared_study(tmp_path):
     compared = pd.read_csv(study_dir / "analysis" / "compared_with_recorded.csv")
     assert set(compared["size_bytes"]) == {2000}  # the only size both studies ran
     assert (study_dir / "analysis" / "table3_comparison.csv").stat().st_size > 0
-    assert html.count("src=\"data:image/png;base64") == 6  # the four figures, bandwidth and the comparison
+    assert html.count("src=\"data:image/png;base64") == 7  # the five figures, bandwidth and the comparison
 
 
 def test_sweep_report_shows_every_point_and_the_trade_off(tmp_path):
@@ -80,6 +119,8 @@ def test_sweep_report_shows_every_point_and_the_trade_off(tmp_path):
     assert "| d | size | latency_mean_ms |" in markdown and "![sweep](figures/sweep.png)" in markdown
     assert "Beside the paper's single-host study" not in markdown  # Table 5 is per size, not per point
     html = report(study_dir, runs)
+    assert "this study ran none of them: nothing to compare" in html  # 4 KB: the paper has no such size
+    assert not (study_dir / "analysis" / "paper_distances.csv").exists()
     assert "Sweep of d" not in html  # the figure's title is in the image, not the page
     assert "No sweep in this study" not in html and "no line to fit (a D sweep is under Sweep)" in html
     histogram = pd.read_csv(study_dir / "analysis" / "hop_histogram.csv")

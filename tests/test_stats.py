@@ -62,3 +62,23 @@ def test_two_studies_compare_on_the_sizes_both_have():
     assert list(table["size_bytes"]) == [2000] * 5
     assert table.loc["min", "ratio"] == 2.0 and table.loc["max", "ratio"] == 0.5
     assert table.loc["p95", ["ours_ms", "other_ms"]].tolist() == [300.0, 600.0]
+
+
+def test_distances_on_samples_worked_by_hand():
+    def frame(size, latencies, warmup=()):
+        return pd.DataFrame({"size_bytes": size, "latency_ms": [*warmup, *latencies],
+                             "warmup": [True] * len(warmup) + [False] * len(latencies)})
+
+    # the reference is ours moved 2 ms later: every receipt moves 2 ms (Wasserstein 2); from 2 to
+    # 5 ms the ECDFs are 2/4 apart (2/4 against 0/4, 3/4 against 1/4, 4/4 against 2/4): KS 0.5
+    ours = pd.concat([frame(2000, [1, 2, 3, 4]), frame(9000, [1, 2])])  # the reference has no 9 KB
+    reference = frame(2000, [3, 4, 5, 6], warmup=[500.0])  # its warm-up receipt is left out
+    table = stats.distribution_distances(ours, reference, ["size_bytes"])
+    assert table.to_dict("records") == [
+        {"size_bytes": 2000, "ks": 0.5, "wasserstein_ms": pytest.approx(2.0), "ours_n": 4, "reference_n": 4}]
+    # unequal sizes: on [0, 1) the ECDFs are 2/3 and 1/2 apart by 1/6, equal elsewhere: KS = W = 1/6
+    table = stats.distribution_distances(frame(2000, [0, 0, 1]), frame(2000, [0, 1]), ["size_bytes"])
+    assert table.loc[0, "ks"] == pytest.approx(1 / 6) and table.loc[0, "wasserstein_ms"] == pytest.approx(1 / 6)
+    # identical samples are at distance 0
+    same = stats.distribution_distances(frame(2000, [5, 7, 7]), frame(2000, [7, 5, 7]), ["size_bytes"])
+    assert same.loc[0, "ks"] == 0 and same.loc[0, "wasserstein_ms"] == 0

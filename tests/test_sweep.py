@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from waku_shadow import analysis, cli, sweep
+from waku_shadow import analysis, cli, paper, plots, sweep
 from waku_shadow import config as cfg
 
 from conftest import RECORDED
@@ -60,7 +60,7 @@ def test_points_give_the_mean_and_a_t_interval_over_seeds(table):
     points = sweep.points_table(table, ["d", "size_bytes"]).set_index(["d", "metric"])
     values = table.loc[table["d"] == 5, "amplification"]
     row = points.loc[(5, "amplification")]
-    half = 12.706 * values.std(ddof=1) / math.sqrt(2)  # t(0.975, 1 degree of freedom)
+    half = math.tan(0.475 * math.pi) * values.std(ddof=1) / math.sqrt(2)  # t(0.975) with 1 degree of freedom: Cauchy
     assert row["runs"] == 2
     assert row["mean"] == pytest.approx(values.mean())
     assert (row["ci95_low"], row["ci95_high"]) == pytest.approx((values.mean() - half, values.mean() + half))
@@ -72,6 +72,20 @@ def test_points_give_the_mean_and_a_t_interval_over_seeds(table):
     # a point without runs (here D = 5 at 1 B, which the sweep never ran) has no row
     lopsided = pd.concat([one, one.assign(size_bytes=1).query("d == 2")])
     assert len(sweep.wide(lopsided, ["d", "size_bytes"], ["amplification"])) == 3
+
+
+def test_the_interval_uses_students_t_quantile_for_the_seeds():
+    # closed forms of the 0.975 quantile: Cauchy for 1 degree of freedom, (2p - 1) / sqrt(2p(1 - p)) for 2
+    p = 0.975
+    for values, quantile in (([1.0, 3.0], math.tan((p - 0.5) * math.pi)),
+                             ([1.0, 2.0, 6.0], (2 * p - 1) / math.sqrt(2 * p * (1 - p)))):
+        values = pd.Series(values)
+        expected = quantile * values.std(ddof=1) / math.sqrt(len(values))
+        assert sweep.ci95_half_width(values) == pytest.approx(expected, rel=1e-9)
+    # with many seeds the quantile tends to the normal's 1.96, from above
+    many = pd.Series(range(201), dtype=float)
+    assert 1.96 * many.std(ddof=1) / math.sqrt(201) < sweep.ci95_half_width(many) < 1.975 * many.std(ddof=1) / math.sqrt(201)
+    assert math.isnan(sweep.ci95_half_width(pd.Series([5.0])))
 
 
 def test_tables_keep_runs_that_share_message_hashes_apart(runs):
@@ -88,3 +102,23 @@ def test_tables_keep_runs_that_share_message_hashes_apart(runs):
     measured = receipts[~receipts["warmup"]]
     assert totals.to_dict() == pytest.approx(measured.groupby("d")["latency_ms"].mean().to_dict())
     assert per_hop.loc[per_hop["component"] == "L_g", "mean_ms"].between(149, 152).all()
+
+
+def test_each_seeds_distance_from_the_paper_and_their_figure(runs, tmp_path):
+    # the paper simulated no 4 KB: the recorded sweep's receipts stand in for 2 KB ones here
+    receipts = pd.concat([analysis.run_receipts(run) for run in runs], ignore_index=True).assign(size_bytes=2000)
+    keys = ["d", "size_bytes"]
+    pooled = paper.distances(receipts, keys)
+    by_seed = paper.distances(receipts, [*keys, "seed"])
+    assert list(zip(by_seed["d"], by_seed["seed"])) == [(2, 21), (2, 22), (5, 21), (5, 22)]
+    assert (by_seed["ours_n"] == 36).all() and list(pooled["ours_n"]) == [72, 72]
+    for row in by_seed.itertuples():
+        alone = paper.distances(receipts[(receipts["d"] == row.d) & (receipts["seed"] == row.seed)], keys)
+        assert (alone.loc[0, "ks"], alone.loc[0, "wasserstein_ms"]) == (row.ks, row.wasserstein_ms)
+    text = paper.distances_markdown(pooled, by_seed, keys)
+    assert text.startswith("| d | size | KS | Wasserstein (ms) | ours n | paper n | KS per seed | Wasserstein per seed (ms) |")
+    assert text.count("\n| 2 | 2 KB |") == 1 and text.count("\n| 5 | 2 KB |") == 1
+    out = tmp_path / "paper_distributions.png"
+    plots.paper_distributions(receipts, paper.shadow_receipts(), pooled, paper.hop_shares(receipts, keys),
+                              paper.HOP_SOURCES, out, keys)
+    assert out.stat().st_size > 50_000

@@ -8,7 +8,10 @@ import pytest
 from waku_shadow import logs, trees
 from waku_shadow.errors import LogError, ValidationError
 
-from recorded import RUN_2KB, RUNS, copy_run
+from conftest import RECORDED
+from recorded import RUN_100KB, RUN_2KB, RUNS, copy_run
+
+SWEEP_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
 
 
 @pytest.fixture(scope="module", params=RUNS, ids=lambda r: r.name)
@@ -75,3 +78,31 @@ def test_ambiguous_short_ids_fail_loudly(tmp_path):
     shared = re.escape(identities.loc[0, "short_peer_id"])
     with pytest.raises(LogError, match=f"short peer ID {shared} is shared by node0000, node0001"):
         logs.parse_run(run)
+
+
+@pytest.mark.parametrize("run", RUNS + SWEEP_RUNS, ids=lambda r: r.name)
+def test_latency_steps_give_the_trees_hops_where_they_show_steps(run):
+    receipts = logs.parse_run(run)["receipts"]
+    measured = receipts[~receipts["warmup"]]
+    inferred = trees.hops_from_latency_steps(measured["latency_ms"])
+    if run == RUN_100KB:
+        # 100 KB copies queue on a 38 Mbit uplink for 21 ms each: one hop's receipts spread
+        # over more than a hop (hop 1 reaches 526 ms, hop 2 starts at 416), so no steps to read
+        assert inferred is None
+    else:
+        assert (inferred == trees.hops(measured)).all()
+
+
+def test_latency_steps_need_separated_equal_steps():
+    steps = pd.Series([300.0, 301, 302, 400, 401, 402, 403, 500, 501])
+    assert list(trees.hops_from_latency_steps(steps)) == [1, 1, 1, 2, 2, 2, 2, 3, 3]
+    assert trees.hops_from_latency_steps(pd.Series([300.0, 301, 302])) is None  # one group: nothing to tell hops by
+    assert trees.hops_from_latency_steps(pd.Series(range(300, 900, 7), dtype=float)) is None  # no gaps
+    # groups two and three 100 ms apart, but the third 180 ms after the second: not one step
+    assert trees.hops_from_latency_steps(pd.Series([300.0, 301, 400, 401, 580, 581])) is None
+    # the last group runs on for more than a step: later hops without a gap between them
+    assert trees.hops_from_latency_steps(pd.Series([300.0, 301, 400, 401, *range(500, 620, 10)])) is None
+    # a lone straggler is not a hop: it holds less than 1 % of the receipts
+    lone = pd.Series([300.0] * 60 + [400.0] * 60 + [700.0])
+    assert trees.hops_from_latency_steps(lone) is None
+    assert trees.hops_from_latency_steps(lone, min_share=0.005) is None  # and 300 ms after the last step

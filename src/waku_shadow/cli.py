@@ -175,7 +175,7 @@ def cmd_summarize(args) -> None:
                                 figures / "latency_distributions.png")
     if study.sweep:
         plots.sweep_tradeoff(points, study.sweep.name, figures / "sweep.png")
-    (out / layout.REPORT_MD).write_text(report.study_report(study, run_dirs, summary, points))
+    (out / layout.REPORT_MD).write_text(report.study_report(study, run_dirs, receipts, summary, points))
 
 
 def cmd_report(args) -> None:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import checkout, model
+from . import checkout, model, stats, trees
 from .units import human_size
 
 PAPER_DATA = "data/paper"
 STATISTICS = ["min", "mean", "p95", "max"]
+SHADOW_RECEIPTS = "shadow_latency_receipts.csv.gz"
+# The paper's analysis (rln-delay-simulations/analyze.py in waku-org/research) leaves out every
+# receiver's first message, seq 0, "due to tcp flow control"; Table 5 is the other nine.
+WARMUP_SEQS = (0,)
+HOP_SOURCES = ["paper, from latency steps", "ours, from delivery trees", "ours, from latency steps"]
 
 
 def read_table(name: str) -> pd.DataFrame:
@@ -20,6 +25,87 @@ def table5() -> pd.DataFrame:
     table = read_table("table5_latency_ms.csv")
     table["size_bytes"] = table.pop("size_kb") * 1000
     return table
+
+
+def shadow_receipts() -> pd.DataFrame:
+    """The paper's single-host Shadow latencies, one row per receipt: size_bytes, receiver, seq,
+    latency_ms (whole ms, as its nodes logged them) and warmup.
+
+    One node published ten messages (seq 0..9) per size and the other 999 received each once.
+    ``warmup`` marks seq 0, which the paper's analysis left out; the other 8991 receipts of a size
+    are the sample Table 5 summarises.
+    """
+    table = read_table(SHADOW_RECEIPTS)
+    table["size_bytes"] = table.pop("size_kb") * 1000
+    table["latency_ms"] = table["latency_ms"].astype(float)
+    table["warmup"] = table["seq"].isin(WARMUP_SEQS)
+    return table[["size_bytes", "receiver", "seq", "latency_ms", "warmup"]]
+
+
+def traffic_reading(study) -> str:
+    """Which of the paper's two accounts of its traffic the study follows, from its publishers."""
+    if study.publishers == 1:
+        return ("Traffic: one publisher, as in the paper's raw data (msg_sender=1 on every line of its Shadow "
+                "latencies, NUMPUBLISHERS=1 in its shadow.yaml): every message spreads from the same node over the "
+                "same mesh, one delivery tree.")
+    return (f"Traffic: {study.publishers} publishers, the reading of the paper's text (\"ten nodes are designated "
+            f"as publishers\") rather than of its raw data (one publisher): the latencies mix {study.publishers} "
+            "delivery trees.")
+
+
+def distances(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """KS and Wasserstein distances of our latencies from the paper's raw ones, per group of
+    ``keys`` (a point, or a point and seed) whose size the paper simulated; warm-up left out."""
+    table = stats.distribution_distances(receipts, shadow_receipts(), keys)
+    return table.rename(columns={"reference_n": "paper_n"})
+
+
+def distances_markdown(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str]) -> str:
+    """One row per point: KS, Wasserstein and both sample sizes of the pooled repetitions, and with
+    several seeds the range of each seed's distances."""
+    seeds = by_seed["seed"].nunique() > 1
+    extra = [k for k in keys if k != "size_bytes"]
+    header = "| " + "".join(f"{k} | " for k in extra) + "size | KS | Wasserstein (ms) | ours n | paper n |"
+    rule = "|" + "---:|" * len(extra) + "---|---:|---:|---:|---:|"
+    if seeds:
+        header += " KS per seed | Wasserstein per seed (ms) |"
+        rule += "---:|---:|"
+    spread = by_seed.groupby(keys).agg(ks_min=("ks", "min"), ks_max=("ks", "max"),
+                                       w_min=("wasserstein_ms", "min"), w_max=("wasserstein_ms", "max"))
+    lines = [header, rule]
+    for row in pooled.merge(spread.reset_index(), on=keys).to_dict("records"):
+        line = ("| " + "".join(f"{row[k]} | " for k in extra) + f"{human_size(int(row['size_bytes']))} | "
+                f"{row['ks']:.3f} | {row['wasserstein_ms']:.1f} | {row['ours_n']} | {row['paper_n']} |")
+        if seeds:
+            line += f" {row['ks_min']:.3f}–{row['ks_max']:.3f} | {row['w_min']:.1f}–{row['w_max']:.1f} |"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def hop_shares(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Receipts per hop count beside the paper's, per point whose size the paper simulated: the
+    paper's hops read off its latency steps (trees.hops_from_latency_steps), ours from the delivery
+    trees, and ours read off our latency steps the same way, which checks the reading. Tidy:
+    keys, source, hop, receipts, share; a source whose latencies show no steps has no rows.
+    """
+    measured = receipts[~receipts["warmup"].astype(bool)]
+    theirs = shadow_receipts()
+    theirs = theirs[~theirs["warmup"]]
+    parts = []
+    for point, group in measured.groupby(keys):
+        at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
+        paper_latency = theirs.loc[theirs["size_bytes"] == at["size_bytes"], "latency_ms"]
+        if paper_latency.empty:
+            continue
+        for source, hops in zip(HOP_SOURCES, (trees.hops_from_latency_steps(paper_latency), group["hop"],
+                                              trees.hops_from_latency_steps(group["latency_ms"]))):
+            if hops is None:
+                continue
+            counts = hops.astype(int).value_counts().sort_index()
+            parts.append(pd.DataFrame({**at, "source": source, "hop": counts.index, "receipts": counts.to_numpy(),
+                                       "share": counts.to_numpy() / counts.sum()}))
+    columns = [*keys, "source", "hop", "receipts", "share"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 def table5_comparison(summary: pd.DataFrame) -> pd.DataFrame:

@@ -267,3 +267,46 @@ def sweep_tradeoff(points: pd.DataFrame, name: str, out: Path) -> None:
         ax.legend(fontsize=8)
     fig.suptitle(f"Sweep of {name}: means over repetitions, 95 % confidence intervals")
     _save(fig, out, dpi=120)
+
+
+def paper_distributions(receipts: pd.DataFrame, paper_receipts: pd.DataFrame, pooled: pd.DataFrame,
+                        hop_shares: pd.DataFrame, hop_sources: list[str], out: Path,
+                        keys: tuple[str, ...] = ("size_bytes",)) -> None:
+    """One row per point in ``pooled`` (points whose size the paper simulated): our latency ECDF
+    over the paper's (with several seeds each seed thin, all pooled thick), our latency quantiles
+    against the paper's (QQ), and the share of receipts per hop count by ``hop_sources``."""
+    keys = list(keys)
+    measured = receipts[~receipts["warmup"].astype(bool)]
+    theirs = paper_receipts[~paper_receipts["warmup"].astype(bool)]
+    several_seeds = measured["seed"].nunique() > 1
+    quantiles = np.linspace(0.01, 0.99, 99)
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(len(pooled), 3, figsize=(16, 3.8 * len(pooled)), squeeze=False)
+    for (ecdf_ax, qq_ax, hop_ax), row, label in zip(axes, pooled.to_dict("records"), point_labels(pooled, keys)):
+        ours = measured[(measured[keys] == [row[k] for k in keys]).all(axis=1)]
+        paper = theirs.loc[theirs["size_bytes"] == row["size_bytes"], "latency_ms"]
+        paper_q = np.quantile(paper, quantiles)
+        ecdf_ax.ecdf(paper, color="black", linewidth=2, label=f"paper ({len(paper)} receipts)")
+        if several_seeds:
+            for index, (seed, one) in enumerate(ours.groupby("seed")):
+                style = dict(color="#4c72b0", linewidth=0.8, alpha=0.6)
+                ecdf_ax.ecdf(one["latency_ms"], **style, label="ours, each seed" if index == 0 else None)
+                qq_ax.plot(paper_q, np.quantile(one["latency_ms"], quantiles), **style)
+        ecdf_ax.ecdf(ours["latency_ms"], color="#4c72b0", linewidth=2,
+                     label=f"ours{', seeds pooled' if several_seeds else ''} ({len(ours)} receipts)")
+        ecdf_ax.set(xlabel="Latency (ms)", ylabel="Share of receipts",
+                    title=f"{label}: KS {row['ks']:.2f}, Wasserstein {row['wasserstein_ms']:.0f} ms")
+        ecdf_ax.legend(fontsize=8)
+        qq_ax.plot(paper_q, np.quantile(ours["latency_ms"], quantiles), "o", color="#4c72b0", markersize=3)
+        low, high = min(paper_q[0], ours["latency_ms"].min()), max(paper_q[-1], ours["latency_ms"].max())
+        qq_ax.plot([low, high], [low, high], "--", color="gray", linewidth=1)
+        qq_ax.set(xlabel="paper's latency quantile (ms)", ylabel="our latency quantile (ms)",
+                  title=f"{label}: quantiles 1 % … 99 %")
+        shares = hop_shares[(hop_shares[keys] == [row[k] for k in keys]).all(axis=1)]
+        sns.barplot(shares, x="hop", y="share", hue="source", hue_order=hop_sources, ax=hop_ax)
+        unread = [source.split(",")[0] for source in hop_sources if source not in set(shares["source"])]
+        note = f"\n(no latency steps to read hops from: {', '.join(unread)})" if unread else ""
+        hop_ax.set(xlabel="hops from the publisher", ylabel="share of receipts", title=f"{label}: hop counts{note}")
+        hop_ax.legend(fontsize=8)
+    fig.suptitle("Ours beside the paper's raw Shadow latencies")
+    _save(fig, out, dpi=120)

@@ -37,8 +37,10 @@ def sweep_description(study: Study) -> str:
             "the values below are those of the first point.")
 
 
-def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, points: pd.DataFrame) -> str:
+def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, summary: pd.DataFrame,
+                 points: pd.DataFrame) -> str:
     gs = study.gossipsub.effective()
+    keys = sweep.point_keys(study)
     lines = [
         f"# {study.name}",
         "",
@@ -50,6 +52,7 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, poin
         f"L_g = {study.rln.proof_generation_ns / 1e6:g} ms, L_v = {study.rln.verification_ns / 1e6:g} ms "
         f"+ {study.rln.verification_ns_per_byte:g} ns/byte.",
         sweep_description(study),
+        paper.traffic_reading(study),
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
         "",
@@ -58,7 +61,6 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, poin
         "",
     ]
     if study.sweep or study.repetitions > 1:
-        keys = sweep.point_keys(study)
         metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message")
                    if m in set(points["metric"])]
         lines += [
@@ -75,6 +77,16 @@ def study_report(study: Study, run_dirs: list[Path], summary: pd.DataFrame, poin
             "## Beside the paper's single-host study (Table 5, ms: paper / ours, and ours ÷ paper)",
             "",
             paper.table5_markdown(comparison),
+        ]
+    pooled = paper.distances(receipts, keys)
+    if not pooled.empty:
+        lines += [
+            "## Beside the paper's raw Shadow latencies (whole distributions)",
+            "",
+            "The paper's receipts are its Shadow run's, seq 0 left out as its analysis did (data/paper/). KS: the "
+            "largest gap between the two ECDFs (0 to 1); Wasserstein: the area between them, in ms.",
+            "",
+            paper.distances_markdown(pooled, paper.distances(receipts, [*keys, "seed"]), keys),
         ]
     lines += [
         "## Runs",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+from scipy import stats as scipy_stats
 
 from .units import human_size
 
@@ -60,3 +61,29 @@ def compare(ours: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["size_bytes", "statistic", "ours_ms", "other_ms"])
     table["ratio"] = table["ours_ms"] / table["other_ms"]
     return table
+
+
+def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """How far our latency distribution is from a reference's, per group of ``ours`` by ``keys``
+    (which include size_bytes) whose size the reference has; warm-up receipts left out of both.
+
+    ks: the Kolmogorov–Smirnov distance, the largest vertical gap between the two ECDFs (0 to 1).
+    wasserstein_ms: the area between the two ECDFs, how far (ms) latency must move on average to
+    turn one distribution into the other.
+    """
+    measured = ours[~ours["warmup"].astype(bool)]
+    reference = reference[~reference["warmup"].astype(bool)]
+    rows = []
+    for point, group in measured.groupby(keys):
+        at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
+        other = reference.loc[reference["size_bytes"] == at["size_bytes"], "latency_ms"]
+        if other.empty:
+            continue
+        rows.append({
+            **at,
+            "ks": scipy_stats.ks_2samp(group["latency_ms"], other).statistic,
+            "wasserstein_ms": scipy_stats.wasserstein_distance(group["latency_ms"], other),
+            "ours_n": len(group),
+            "reference_n": len(other),
+        })
+    return pd.DataFrame(rows, columns=[*keys, "ks", "wasserstein_ms", "ours_n", "reference_n"])

@@ -7,16 +7,11 @@ import math
 from pathlib import Path
 
 import pandas as pd
+from scipy.stats import t as student_t
 
 from . import bandwidth, layout
 from . import config as cfg
 from .runner import read_stats
-
-# two-sided 95 % quantiles of Student's t by degrees of freedom; above 30 the normal's 1.96
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-       20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
-       29: 2.045, 30: 2.042}
 
 LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max"]
 TRAFFIC_METRICS = ["messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
@@ -81,7 +76,7 @@ def ci95_half_width(values: pd.Series) -> float:
     n = values.count()
     if n < 2:
         return math.nan
-    return T95.get(n - 1, 1.96) * values.std(ddof=1) / math.sqrt(n)
+    return student_t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)
 
 
 def points_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

@@ -7,6 +7,7 @@ must form a tree rooted at the publisher that reaches every receiver.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .errors import ValidationError
@@ -57,3 +58,40 @@ def hop_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",
     """Receipts per point (size, or swept value and size) and hop count, warm-up excluded."""
     measured = receipts[~receipts["warmup"].astype(bool)]
     return measured.groupby([*keys, "hop"]).size().rename("receipts").reset_index()
+
+
+def hops_from_latency_steps(
+    latency_ms: pd.Series, min_gap_ms: float = 20.0, min_share: float = 0.01, step_tolerance: float = 0.1
+) -> pd.Series | None:
+    """Hop counts read off latencies alone, for receipts that name no parent (the paper's raw
+    latencies): aligned with ``latency_ms``, or None when the latencies do not fall into steps.
+
+    When every link has the same latency, every hop adds the same fixed cost (the link's latency,
+    L_v, one copy's transmission), while the receipts of one hop spread only by how long their
+    copies queued on the uplinks before them (about size / bandwidth a copy). For small messages
+    that spread is shorter than a hop, so the sorted latencies fall into groups with empty gaps
+    between them: the fastest group is one hop, the next two, and so on (the paper's Figure 3 at
+    2 and 25 KB). A gap here is a jump of more than ``min_gap_ms`` between consecutive latencies:
+    far more than a small message's queueing (2 ms a copy at 25 KB and 100 Mbit) and less than a
+    hop wherever hops show as steps at all (a link's latency plus L_v: tens of ms).
+
+    The groups are taken for hops only if they look like steps: there are at least two, each
+    holds at least ``min_share`` of the receipts, their fastest receipts are one step apart (each
+    difference within ``step_tolerance`` of the median step) and each is narrower than a step.
+    Larger messages spread a hop over more than a step and the groups merge; what gaps remain
+    (single slow receipts, the publisher's copies queued 40 ms apart at 500 KB) fail these tests.
+    """
+    values = np.sort(latency_ms.to_numpy(dtype=float))
+    group_starts = values[1:][np.diff(values) > min_gap_ms]
+    if len(group_starts) == 0:
+        return None
+    hop = np.searchsorted(group_starts, latency_ms.to_numpy(dtype=float), side="right") + 1
+    counts = np.bincount(hop)[1:]
+    if counts.min() < min_share * len(values):
+        return None
+    starts = np.concatenate([values[:1], group_starts])
+    ends = np.concatenate([values[np.cumsum(counts)[:-1] - 1], values[-1:]])
+    step = np.median(np.diff(starts))
+    if (np.abs(np.diff(starts) - step) > step_tolerance * step).any() or (ends - starts >= step).any():
+        return None
+    return pd.Series(hop, index=latency_ms.index, name="hop")
