@@ -22,7 +22,7 @@ def test_shipped_configs_are_valid(name):
                       "nwaku_poll_once_per_burst": False}),
         ("uncut", {"nwaku_copy_once": False, "nwaku_poll_once_per_burst": False}),
         ("syscall-latency", {"model_unblocked_syscall_latency": True}),
-        ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 78_000_000_000}),
+        ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 68_000_000_000}),
     ],
 )
 def test_shipped_overlays_change_only_what_they_say(overlay, changed):
@@ -41,8 +41,9 @@ def test_ten_publishers_overlay_changes_only_the_publishers():
     assert text_reading.pop("study") == "paper-ten-publishers"
     assert text_reading["traffic"].pop("publishers") == 10
     assert text_reading["traffic"].pop("messages_per_publisher") == 1
+    assert text_reading["traffic"].pop("warmup_messages") == 2
     paper.pop("study")
-    del paper["traffic"]["publishers"], paper["traffic"]["messages_per_publisher"]
+    del paper["traffic"]["publishers"], paper["traffic"]["messages_per_publisher"], paper["traffic"]["warmup_messages"]
     assert text_reading == paper
 
 
@@ -57,7 +58,7 @@ def test_paper_config_is_the_papers_study():
     assert study.latency_ns == 150_000_000
     assert (study.bandwidth_up_bps, study.bandwidth_down_bps) == (100_000_000, 100_000_000)
     assert study.message_sizes == (2000, 25000, 100000, 500000)
-    assert (study.publishers, study.messages_per_publisher, study.warmup_messages) == (1, 10, 2)
+    assert (study.publishers, study.messages_per_publisher, study.warmup_messages) == (1, 9, 1)
     assert (study.rln.proof_generation_ns, study.rln.verification_ns) == (150_000_000, 12_000_000)
 
 
