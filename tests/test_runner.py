@@ -1,14 +1,16 @@
 """The Shadow runner and its memory guard, driven by a stand-in for the shadow binary."""
 
+import gzip
 import itertools
 import json
 import os
+import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from waku_shadow import runner
+from waku_shadow import layout, runner
 from waku_shadow.errors import RunError
 
 from conftest import RECORDED
@@ -93,6 +95,38 @@ def test_refuses_to_start_below_the_floor(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "mem_available_bytes", lambda: 1 * GIB)
     with pytest.raises(RunError, match="only 1.0 GiB of memory is available before the run"):
         runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB)
+
+
+def test_a_failed_run_keeps_its_evidence_outside_the_run_folder(tmp_path):
+    """The crashed node's output, Shadow's log and the attempt survive the run folder being rendered anew."""
+    study_dir = tmp_path / "study"
+    run_dir = layout.run_dir(study_dir, "n8-size2000B-seed1")
+    run_dir.mkdir(parents=True)
+    log = RECORDED / "shadow-crashed-node.log"
+    shadow = fake_shadow(run_dir, f"""
+import pathlib
+host = pathlib.Path("shadow.data/hosts/node0005")
+host.mkdir(parents=True)
+(host / "wakunode2.1000.stdout").write_text("last words\\n")
+(host / "wakunode2.1000.stderr").write_text("fatal\\n")
+(pathlib.Path("shadow.data/hosts/node0001")).mkdir()
+(pathlib.Path("shadow.data/hosts/node0001/wakunode2.1000.stdout")).write_text("alive\\n")
+print(open({str(log)!r}).read())
+sys.exit(1)
+""")
+    attempts = layout.attempts(study_dir, run_dir.name)
+    with pytest.raises(RunError) as error:
+        runner.run(shadow, run_dir, memory_floor_bytes=0, echo_progress=False,
+                   attempts_log=attempts, failures_dir=layout.failures(study_dir, run_dir.name))
+    (kept,) = layout.failures(study_dir, run_dir.name).iterdir()
+    assert f"kept in {kept}" in str(error.value)
+    shutil.rmtree(run_dir)  # what rendering the run again does
+    assert gzip.open(kept / "hosts" / "node0005" / "wakunode2.1000.stdout.gz", "rt").read() == "last words\n"
+    assert gzip.open(kept / "hosts" / "node0005" / "wakunode2.1000.stderr.gz", "rt").read() == "fatal\n"
+    assert not (kept / "hosts" / "node0001").exists()  # a node that did not fail
+    assert "node0005.wakunode2.1000" in gzip.open(kept / "shadow.log.gz", "rt").read()
+    assert json.loads(attempts.read_text())["status"] == "failed"
+    assert json.loads((kept / "run_stats.json").read_text())["failed_processes"][0]["process"] == "node0005.wakunode2.1000"
 
 
 def test_failed_processes_are_named(tmp_path):

@@ -1,0 +1,110 @@
+"""The whole workflow, run by Snakemake from another directory, on stand-ins that replay the recorded real
+runs (tests/stand_ins/replay_shadow.py): what a newcomer's first run does, and what reruns when."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from waku_shadow import layout, pipeline
+
+from conftest import RECORDED, REPO
+
+STUDY = RECORDED / "recorded.yaml"
+
+
+def write_executable(path, text):
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A directory to run the workflow in, with Shadow, wakunode2 and curl stand-ins under bin/ and a
+    local config naming them by relative paths, as a newcomer's build rules would leave them."""
+    workdir = tmp_path_factory.mktemp("workflow")
+    bin_dir = workdir / "bin"
+    bin_dir.mkdir()
+    replay = REPO / "tests" / "stand_ins" / "replay_shadow.py"
+    write_executable(bin_dir / "shadow", f'#!/bin/sh\nexec "{sys.executable}" "{replay}" "$@"\n')
+    write_executable(bin_dir / "wakunode2", "#!/bin/sh\necho 'version / git commit hash: v0.37.1-beta (stand-in)'\n")
+    write_executable(bin_dir / "curl", "#!/bin/sh\necho 'curl 8 (stand-in)'\n")
+    local = {
+        "stack": {"shadow": {"binary": "bin/shadow"}, "nwaku": {"binary": "bin/wakunode2"}, "curl": "bin/curl"},
+        "resources": {"memory_floor": "1 GiB"},
+    }
+    (workdir / "local.yaml").write_text(yaml.safe_dump(local))
+    done = snakemake(workdir)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    return workdir
+
+
+def snakemake(workdir, *args, study=STUDY):
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+         "--cores", "2", "--configfile", str(study), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(workdir / "local.yaml"),
+             "REPLAY_RECORDED": str(RECORDED / "recorded")},
+    )
+
+
+def runs_to_do(workdir, study) -> dict[str, set[str]]:
+    """Per rule, the runs a dry run would execute it for."""
+    done = snakemake(workdir, "-n", study=study)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    jobs = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    wildcards: run=(\S+)", done.stdout, re.M)
+    todo: dict[str, set[str]] = {}
+    for rule, run in jobs:
+        todo.setdefault(rule, set()).add(run)
+    return todo
+
+
+def test_a_first_run_from_another_directory_with_relative_paths_completes(workdir):
+    study_dir = workdir / "results" / "recorded"
+    summary = pd.read_csv(study_dir / layout.LATENCY_SUMMARY)
+    assert list(summary["count"]) == [15 * 6, 15 * 6]  # 15 receivers of 6 measured messages, two sizes
+    assert (study_dir / layout.REPORT_HTML).stat().st_size > 0
+    for rule in ("render", "simulate", "parse", "validate"):
+        assert (layout.job_log(study_dir, rule, "n16-size2000B-seed11")).exists(), rule
+    assert (layout.attempts(study_dir, "n16-size2000B-seed11")).read_text().count('"completed"') == 1
+
+
+def test_machine_settings_rerun_nothing(workdir, tmp_path):
+    local = yaml.safe_load((workdir / "local.yaml").read_text())
+    local["resources"].update({"memory_floor": "3 GiB", "memory_poll_interval": "2 s"})
+    write_executable(workdir / "bin" / "other-curl", "#!/bin/sh\necho 'curl 9 (stand-in)'\n")
+    local["stack"]["curl"] = "bin/other-curl"
+    changed = tmp_path / "local.yaml"
+    changed.write_text(yaml.safe_dump(local))
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+         "-n", "--cores", "2", "--configfile", str(STUDY)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(changed), "REPLAY_RECORDED": str(RECORDED / "recorded")},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_a_study_key_reruns_exactly_the_runs_it_changes(workdir, tmp_path):
+    study = yaml.safe_load(STUDY.read_text())
+    study["rln"] = {"verification": "20 ms"}  # every run
+    every_run = tmp_path / "verification.yaml"
+    every_run.write_text(yaml.safe_dump(study))
+    both = {"n16-size2000B-seed11", "n16-size100000B-seed11"}
+    todo = runs_to_do(workdir, every_run)
+    assert [todo[rule] for rule in ("render", "simulate", "parse", "validate")] == [both] * 4
+
+    study = yaml.safe_load(STUDY.read_text())
+    study["traffic"]["message_sizes"] = ["2 KB", "100 KB", "25 KB"]  # one more run, the others as they were
+    one_more = tmp_path / "sizes.yaml"
+    one_more.write_text(yaml.safe_dump(study))
+    todo = runs_to_do(workdir, one_more)
+    assert [todo[rule] for rule in ("render", "simulate", "parse", "validate")] == [{"n16-size25000B-seed11"}] * 4
