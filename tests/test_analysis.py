@@ -57,3 +57,20 @@ def test_first_hops_count_the_flood(receipts, runs):
     assert len(first) == 14
     assert (first["publisher_sent_to"] >= first["first_hop_receivers"]).all()
     assert (first["first_hop_receivers"] >= 1).all()
+
+
+def test_equation2_table_observes_measured_messages_only(runs, receipts):
+    from waku_shadow import config as cfg
+
+    study = cfg.load(runs[0] / "config.yaml")
+    sends = pd.concat([sweep.run_table(run, "sends") for run in runs], ignore_index=True)
+    first = analysis.first_hops(receipts, sends)
+    table = analysis.equation2_table(study, receipts, first).set_index("size")
+    measured = receipts[~receipts["warmup"]]
+    assert table.loc["2 KB", "observed max"] == measured.loc[measured["size_bytes"] == 2000, "hop"].max()
+    deeper_warmup = receipts.copy()
+    deeper_warmup.loc[deeper_warmup["warmup"].idxmax(), "hop"] = 99  # a warm-up receipt far down a tree
+    assert analysis.equation2_table(study, deeper_warmup, first)["observed max"].max() < 99
+    deeper_measured = receipts.copy()
+    deeper_measured.loc[(~deeper_measured["warmup"]).idxmax(), "hop"] = 99
+    assert analysis.equation2_table(study, deeper_measured, first)["observed max"].max() == 99

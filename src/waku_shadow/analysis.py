@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from . import config as cfg
-from . import layout, model, paper, sweep
+from . import layout, model, paper, stats, sweep
+from .units import human_size
 
 MODELS = {
     "eq1_ms": "Equation 1 as written",
@@ -39,7 +40,7 @@ def edge_one_way_ns(run_dir: Path, study: cfg.Study, receipts: pd.DataFrame):
 
 def residual_summary(receipts: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Median |residual|, p95 and worst residual (ms) of every model, warm-up excluded."""
-    measured = receipts[~receipts["warmup"]]
+    measured = stats.measured(receipts)
     rows = []
     for keys, group in measured.groupby(by):
         keys = keys if isinstance(keys, tuple) else (keys,)
@@ -70,13 +71,13 @@ def per_hop_table(receipts: pd.DataFrame, publishes: pd.DataFrame, verification_
     the runs of a sweep share message hashes.
     """
     keys = list(keys)
-    measured = receipts[~receipts["warmup"]].copy()
+    measured = stats.measured(receipts).copy()
     received = measured.set_index(["run", "msg_hash", "receiver"])["received_ns"]
     parent_received = received.reindex(list(zip(measured["run"], measured["msg_hash"], measured["from_host"]))).to_numpy()
     first = (measured["from_host"] == measured["publisher"]).to_numpy()
     parent_ns = pd.Series(parent_received, index=measured.index).where(~first, measured["publish_ns"])
     measured["hop_ms"] = (measured["received_ns"] - parent_ns) / 1e6
-    generation = publishes[~publishes["warmup"]]
+    generation = stats.measured(publishes)
     generation_ms = ((generation["publish_ns"] - generation["intent_ns"]) / 1e6).groupby([generation[k] for k in keys]).mean()
     rows = []
     for point, group in measured.groupby(keys):
@@ -99,6 +100,27 @@ def first_hops(receipts: pd.DataFrame, sends: pd.DataFrame, keys: tuple[str, ...
     sent = publisher_sends.groupby(["run", "msg_hash", "message", *keys, "warmup"]).size().rename("publisher_sent_to")
     direct = receipts[receipts["hop"] == 1].groupby(["run", "msg_hash"]).size().rename("first_hop_receivers")
     return sent.reset_index().join(direct, on=["run", "msg_hash"])
+
+
+def equation2_table(study: cfg.Study, receipts: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
+    """Per D and size: Equation 2's bound on the hops (as the paper writes it, as the write-up does, and
+    aware of the publisher's flood F, the median of ``first``'s publisher_sent_to) beside the deepest hop
+    observed. Measured messages only, as every table."""
+    swept_d = study.sweep is not None and study.sweep.parameter == "gossipsub.d"
+    measured = stats.measured(receipts)
+    first = stats.measured(first)
+    if not swept_d:
+        degree = study.gossipsub.effective()["d"]
+        measured, first = measured.assign(d=degree), first.assign(d=degree)
+    flood = first.groupby(["d", "size_bytes"])["publisher_sent_to"].median()
+    deepest = measured.groupby(["d", "size_bytes"])["hop"].max()
+    return pd.DataFrame([
+        {"N": study.nodes, "D": d, "size": human_size(int(size)),
+         "Eq. 2 (paper)": model.hmax_paper(study.nodes, d), "⌈log N / log D⌉": model.hmax_writeup(study.nodes, d),
+         "publisher's flood F": int(flood[(d, size)]), "flood-aware": model.hmax_flood(study.nodes, d, int(flood[(d, size)])),
+         "observed max": int(hops)}
+        for (d, size), hops in deepest.items()
+    ])
 
 
 def multihost_table3(run_dirs: list[Path]) -> pd.DataFrame:

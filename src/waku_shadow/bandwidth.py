@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import config as cfg
-from . import layout, traffic
+from . import layout, stats, traffic
 
 
 def interval_start(time_s: float, interval_s: float) -> float:
@@ -80,7 +80,7 @@ def run_cost(run_dir: Path, study: cfg.Study) -> dict:
     publishes = pd.read_parquet(run_dir / layout.PUBLISHES)
     busy = busy_traffic(run_dir, study, publishes)
     per_message = pd.read_parquet(run_dir / layout.AMPLIFICATION)
-    measured = per_message[~per_message["warmup"]]
+    measured = stats.measured(per_message)
     net_bytes = float(busy["bytes_in"].sum() + busy["bytes_out"].sum())
     return {
         "messages_published": len(publishes),

@@ -88,9 +88,9 @@ def hop_shares(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     trees, and ours read off our latency steps the same way, which checks the reading. Tidy:
     keys, source, hop, receipts, share; a source whose latencies show no steps has no rows.
     """
-    measured = receipts[~receipts["warmup"].astype(bool)]
+    measured = stats.measured(receipts)
     theirs = shadow_receipts()
-    theirs = theirs[~theirs["warmup"]]
+    theirs = stats.measured(theirs)
     parts = []
     for point, group in measured.groupby(keys):
         at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
@@ -172,9 +172,9 @@ def table3_comparison(receipts: pd.DataFrame, publishes: pd.DataFrame, path: lis
     connection needs when it restarts slow start after idling (model.slow_start_rounds).
     The total is the mean latency at the end of the line.
     """
-    measured = receipts[~receipts["warmup"]]
+    measured = stats.measured(receipts)
     received = measured.set_index(["msg_hash", "hop"])["received_ns"]
-    sent = publishes[~publishes["warmup"]].set_index("msg_hash")
+    sent = stats.measured(publishes).set_index("msg_hash")
     paper = table3().set_index(["size_bytes", "component", "from", "to"])["latency_ms"]
     link_bps = min(study.bandwidth_up_bps, study.bandwidth_down_bps)
     rows = []

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from . import stats  # noqa: E402
 from .stats import SUMMARY_COLUMNS  # noqa: E402
 from .units import human_size  # noqa: E402
 
@@ -36,7 +37,7 @@ def latency_distributions(
     ``reference`` maps a size to the paper's multi-host best and worst latency, drawn as
     red dashed lines as in the paper.
     """
-    measured = receipts[~receipts["warmup"].astype(bool)]
+    measured = stats.measured(receipts)
     keys = [c for c in summary.columns if c not in SUMMARY_COLUMNS] + ["size_bytes"]
     panels = len(summary)
     columns = 2 if panels > 1 else 1
@@ -135,7 +136,7 @@ def hop_histograms(histogram: pd.DataFrame, out: Path, keys: tuple[str, ...] = (
 def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
     """Simulated minus predicted latency per point and hop count, for every model."""
     keys = list(keys)
-    measured = receipts[~receipts["warmup"].astype(bool)]
+    measured = stats.measured(receipts)
     point = point_labels(measured, keys)
     long = pd.concat(
         [
@@ -164,7 +165,7 @@ def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path, keys: t
 
 def compared_distributions(studies: dict[str, pd.DataFrame], out: Path) -> None:
     """Latency ECDFs of several studies, one panel per message size they all have."""
-    measured = {name: r[~r["warmup"].astype(bool)] for name, r in studies.items()}
+    measured = {name: stats.measured(r) for name, r in studies.items()}
     sizes = sorted(set.intersection(*(set(r["size_bytes"]) for r in measured.values())))
     sns.set_theme(style="whitegrid")
     fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 3.6), squeeze=False)
@@ -276,8 +277,8 @@ def paper_distributions(receipts: pd.DataFrame, paper_receipts: pd.DataFrame, po
     over the paper's (with several seeds each seed thin, all pooled thick), our latency quantiles
     against the paper's (QQ), and the share of receipts per hop count by ``hop_sources``."""
     keys = list(keys)
-    measured = receipts[~receipts["warmup"].astype(bool)]
-    theirs = paper_receipts[~paper_receipts["warmup"].astype(bool)]
+    measured = stats.measured(receipts)
+    theirs = stats.measured(paper_receipts)
     several_seeds = measured["seed"].nunique() > 1
     quantiles = np.linspace(0.01, 0.99, 99)
     sns.set_theme(style="whitegrid")

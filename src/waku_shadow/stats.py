@@ -10,15 +10,21 @@ from .units import human_size
 SUMMARY_COLUMNS = ["size_bytes", "count", "min", "mean", "p50", "p95", "max"]
 
 
+def measured(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of measured messages: every figure and table is made of these. Warm-up messages
+    are published, delivered and validated like the others, but never measured."""
+    return table[~table["warmup"].astype(bool)]
+
+
 def latency_summary(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
     """count, min, mean, p50, p95 and max of latency in ms per size, or per ``keys`` (a swept
     value and the size), pooling a point's repetitions.
 
     Percentiles interpolate linearly between order statistics (numpy's default).
     """
-    measured = receipts[~receipts["warmup"].astype(bool)]
+    receipts = measured(receipts)
     keys = list(keys)
-    grouped = measured.groupby(keys)["latency_ms"]
+    grouped = receipts.groupby(keys)["latency_ms"]
     summary = pd.DataFrame(
         {
             "count": grouped.size(),
@@ -71,10 +77,9 @@ def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: li
     wasserstein_ms: the area between the two ECDFs, how far (ms) latency must move on average to
     turn one distribution into the other.
     """
-    measured = ours[~ours["warmup"].astype(bool)]
-    reference = reference[~reference["warmup"].astype(bool)]
+    ours, reference = measured(ours), measured(reference)
     rows = []
-    for point, group in measured.groupby(keys):
+    for point, group in ours.groupby(keys):
         at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
         other = reference.loc[reference["size_bytes"] == at["size_bytes"], "latency_ms"]
         if other.empty:

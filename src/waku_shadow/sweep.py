@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 from scipy.stats import t as student_t
 
-from . import bandwidth, layout
+from . import bandwidth, layout, stats
 from . import config as cfg
 from .runner import read_stats
 
@@ -45,9 +45,9 @@ def run_metrics(run_dir: Path) -> dict:
     messages are left out of latency and amplification and counted in the bytes published."""
     study = cfg.load(run_dir / layout.RUN_CONFIG)
     receipts = pd.read_parquet(run_dir / layout.RECEIPTS)
-    measured = receipts[~receipts["warmup"]]
+    measured = stats.measured(receipts)
     latency = measured["latency_ms"]
-    stats = read_stats(run_dir)
+    cost = read_stats(run_dir)
     row = {
         **point_columns(study),
         "size_bytes": study.message_sizes[0],
@@ -59,8 +59,8 @@ def run_metrics(run_dir: Path) -> dict:
         "latency_max_ms": latency.max(),
         "hops_mean": measured["hop"].mean(),
         "hops_max": measured["hop"].max(),
-        "wall_s": stats.wall_seconds,
-        "peak_memory_gib": stats.peak_memory_bytes / 2**30,
+        "wall_s": cost.wall_seconds,
+        "peak_memory_gib": cost.peak_memory_bytes / 2**30,
     }
     if study.traffic_capture:
         row.update(bandwidth.run_cost(run_dir, study))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import stats
 from .errors import ValidationError
 
 
@@ -56,7 +57,7 @@ def hops(receipts: pd.DataFrame) -> pd.Series:
 
 def hop_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
     """Receipts per point (size, or swept value and size) and hop count, warm-up excluded."""
-    measured = receipts[~receipts["warmup"].astype(bool)]
+    measured = stats.measured(receipts)
     return measured.groupby([*keys, "hop"]).size().rename("receipts").reset_index()
 
 
