@@ -57,6 +57,12 @@ def run_config_json(study: Study, run_id: str) -> str:
     return json.dumps(study.run_config(run_id), sort_keys=True)
 
 
+def shadow_build_dir(study: Study) -> Path:
+    """Where the build rule installs Shadow: named after the tag and the patches."""
+    name = stack.shadow_build_name(study.stack.shadow_tag, stack.shadow_patches())
+    return Path(study.resources.build_dir) / "shadow" / name
+
+
 def nwaku_build_dir(study: Study) -> Path:
     """Where the build rule puts wakunode2: named after the tag, memory manager, patches and make flags."""
     nwaku = study.stack
