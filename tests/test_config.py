@@ -76,6 +76,15 @@ def test_default_config_states_every_key():
             assert key in written[section], f"{section}.{key}"
 
 
+def test_slow_start_after_idle_is_upstream_shadows_behaviour_unless_asked(small_study):
+    spec = cfg.schema()["properties"]["network"]["properties"]["tcp_slow_start_after_idle"]
+    assert spec["type"] == "boolean" and spec["default"] is False
+    assert "shadow/patches/0001-tcp-slow-start-after-idle.patch" in spec["description"]
+    assert small_study.tcp_slow_start_after_idle is False
+    asked = cfg.resolve(cfg.merge(small_study.study_config(), {"network": {"tcp_slow_start_after_idle": True}}))
+    assert asked.tcp_slow_start_after_idle is True
+
+
 def test_stop_time_is_derived_from_the_schedule(small_study):
     # 2 warm-up + 3 publishers x 2 messages, every 4 s after a 20 s bootstrap, then 10 s drain
     assert small_study.messages_per_run == 8
@@ -101,6 +110,9 @@ def test_stop_time_is_derived_from_the_schedule(small_study):
         ({"shadow": {"stop_time": "30 s"}}, "shadow.stop_time: 30 s ends before the last publish"),
         ({"shadow": {"nwaku_log_level": "WARN"}}, "shadow.nwaku_log_level: 'WARN' is not one of"),
         ({"study": "has space"}, "study: 'has space' does not match"),
+        ({"network": {"tcp_slow_start_after_idle": "yes"}}, "network.tcp_slow_start_after_idle: 'yes' is not of type 'boolean'"),
+        ({"network": {"tcp_slow_start_after_idle": True}, "shadow": {"experimental": {"use_new_tcp": True}}},
+         "network.tcp_slow_start_after_idle: only Shadow's legacy TCP has it"),
     ],
 )
 def test_bad_configs_name_the_problem(override, message):
