@@ -23,13 +23,15 @@ def test_shipped_configs_are_valid(name):
         ("uncut", {"nwaku_copy_once": False, "nwaku_poll_once_per_burst": False}),
         ("syscall-latency", {"model_unblocked_syscall_latency": True}),
         ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 78_000_000_000}),
+        ("slow-start-after-idle", {"tcp_slow_start_after_idle": True}),
     ],
 )
 def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     paper = cfg.load(CONFIGS / "paper.yaml")
     laid_over = cfg.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_poll_once_per_burst",
-                                 "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources")
+                                 "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources",
+                                 "tcp_slow_start_after_idle")
                  if getattr(paper, key) != getattr(laid_over, key)}
     assert differing == set(changed)
     assert {key: getattr(laid_over, key) for key in changed} == changed
