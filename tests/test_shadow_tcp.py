@@ -55,7 +55,8 @@ def has_patch(shadow: str) -> bool:
 def shadow() -> str:
     binary = configured_shadow()
     if not binary or not shutil.which(binary):
-        pytest.skip(f"no Shadow binary ({binary}): set ${SHADOW_ENV} or stack.shadow.binary in {pipeline.local_config_path()}")
+        pytest.skip(f"no Shadow binary at {binary}: set ${SHADOW_ENV} or stack.shadow.binary in "
+                    f"{pipeline.local_config_path()}, or let the workflow build Shadow")
     return binary
 
 
