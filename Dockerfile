@@ -28,8 +28,10 @@ RUN git clone --depth 1 --branch ${NIM_TAG} https://github.com/nim-lang/Nim.git 
     && cd /opt/nim && sh build_all.sh
 
 COPY scripts/build_shadow.sh scripts/build_nwaku.sh /src/scripts/
+COPY shadow /src/shadow
 COPY nwaku-patches /src/nwaku-patches
-RUN /src/scripts/build_shadow.sh https://github.com/shadow/shadow.git ${SHADOW_TAG} /opt/shadow
+RUN /src/scripts/build_shadow.sh https://github.com/shadow/shadow.git ${SHADOW_TAG} /opt/shadow \
+      /src/shadow/patches/*.patch
 # -d:disableMarchNative: a binary for any x86-64 host, not only the build machine's CPU
 RUN NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
     NWAKU_MEMORY_MANAGER=orc \

@@ -3,17 +3,19 @@
 if not STUDY.stack.shadow_binary:
 
     rule build_shadow:
+        input:
+            patches=SHADOW_PATCHES,
         output:
             SHADOW,
         params:
             repository=STUDY.stack.shadow_repository,
             tag=STUDY.stack.shadow_tag,
-            prefix=str(BUILD_DIR / "shadow" / STUDY.stack.shadow_tag),
+            prefix=str(SHADOW_DIR),
         log:
-            str(BUILD_DIR / "logs" / f"shadow-{STUDY.stack.shadow_tag}.log"),
+            str(BUILD_DIR / "logs" / f"shadow-{SHADOW_DIR.name}.log"),
         threads: workflow.cores
         shell:
-            "{workflow.basedir}/scripts/build_shadow.sh {params.repository} {params.tag} {params.prefix} > {log} 2>&1"
+            "{workflow.basedir}/scripts/build_shadow.sh {params.repository} {params.tag} {params.prefix} {input.patches} > {log} 2>&1"
 
 
 if STUDY.stack.nwaku_binary:

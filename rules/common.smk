@@ -11,8 +11,10 @@ RUNS = STUDY.run_ids()
 RUN_DIR = str(layout.run_dir(STUDY_DIR, "{run}"))
 BUILD_DIR = Path(STUDY.resources.build_dir)
 PATCHES = [str(p.relative_to(checkout.root())) for p in stack.patches(STUDY.stack.nwaku_tag)]
+SHADOW_PATCHES = [str(p.relative_to(checkout.root())) for p in stack.shadow_patches()]
 
-SHADOW = STUDY.stack.shadow_binary or str(BUILD_DIR / "shadow" / STUDY.stack.shadow_tag / "bin" / "shadow")
+SHADOW_DIR = pipeline.shadow_build_dir(STUDY)
+SHADOW = STUDY.stack.shadow_binary or str(SHADOW_DIR / "bin" / "shadow")
 if STUDY.stack.nwaku_binary:
     NWAKU_DIR = BUILD_DIR / "nwaku" / "prebuilt"
     WAKUNODE2 = STUDY.stack.nwaku_binary

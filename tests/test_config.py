@@ -23,13 +23,15 @@ def test_shipped_configs_are_valid(name):
         ("uncut", {"nwaku_copy_once": False, "nwaku_poll_once_per_burst": False}),
         ("syscall-latency", {"model_unblocked_syscall_latency": True}),
         ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 68_000_000_000}),
+        ("slow-start-after-idle", {"tcp_slow_start_after_idle": True}),
     ],
 )
 def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     paper = cfg.load(CONFIGS / "paper.yaml")
     laid_over = cfg.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_poll_once_per_burst",
-                                 "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources")
+                                 "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources",
+                                 "tcp_slow_start_after_idle")
                  if getattr(paper, key) != getattr(laid_over, key)}
     assert differing == set(changed)
     assert {key: getattr(laid_over, key) for key in changed} == changed
@@ -77,6 +79,15 @@ def test_default_config_states_every_key():
             assert key in written[section], f"{section}.{key}"
 
 
+def test_slow_start_after_idle_is_upstream_shadows_behaviour_unless_asked(small_study):
+    spec = cfg.schema()["properties"]["network"]["properties"]["tcp_slow_start_after_idle"]
+    assert spec["type"] == "boolean" and spec["default"] is False
+    assert "shadow/patches/0001-tcp-slow-start-after-idle.patch" in spec["description"]
+    assert small_study.tcp_slow_start_after_idle is False
+    asked = cfg.resolve(cfg.merge(small_study.study_config(), {"network": {"tcp_slow_start_after_idle": True}}))
+    assert asked.tcp_slow_start_after_idle is True
+
+
 def test_stop_time_is_derived_from_the_schedule(small_study):
     # 2 warm-up + 3 publishers x 2 messages, every 4 s after a 20 s bootstrap, then 10 s drain
     assert small_study.messages_per_run == 8
@@ -102,6 +113,9 @@ def test_stop_time_is_derived_from_the_schedule(small_study):
         ({"shadow": {"stop_time": "30 s"}}, "shadow.stop_time: 30 s ends before the last publish"),
         ({"shadow": {"nwaku_log_level": "WARN"}}, "shadow.nwaku_log_level: 'WARN' is not one of"),
         ({"study": "has space"}, "study: 'has space' does not match"),
+        ({"network": {"tcp_slow_start_after_idle": "yes"}}, "network.tcp_slow_start_after_idle: 'yes' is not of type 'boolean'"),
+        ({"network": {"tcp_slow_start_after_idle": True}, "shadow": {"experimental": {"use_new_tcp": True}}},
+         "network.tcp_slow_start_after_idle: only Shadow's legacy TCP has it"),
     ],
 )
 def test_bad_configs_name_the_problem(override, message):

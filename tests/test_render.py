@@ -10,6 +10,8 @@ from waku_shadow import config as cfg
 from waku_shadow import nwaku, schedule, shadow_config
 from waku_shadow.errors import ConfigError
 
+from conftest import REPO
+
 
 def test_gml_has_one_attribute_per_line(small_study):
     text = shadow_config.gml(shadow_config.plan(small_study, 2000))
@@ -139,6 +141,25 @@ def test_shadow_experimental_options_reach_shadow(small_study, tmp_path):
         "use_memory_manager": True, "use_object_counters": False}
     with pytest.raises(ConfigError, match=r"unknown key 'shadow.experimental.use_memory_manger' \(known keys here: use_memory_manager,"):
         cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manger": True}}})
+
+
+def test_slow_start_after_idle_reaches_shadow_only_when_on(small_study, tmp_path):
+    """Off renders nothing, so a default study runs on an unpatched Shadow."""
+    def experimental(**overrides):
+        study = cfg.resolve(cfg.merge(small_study.study_config(), overrides))
+        return shadow_config.shadow_yaml(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl").get("experimental")
+
+    assert experimental(network={"tcp_slow_start_after_idle": False}) is None
+    assert experimental(network={"tcp_slow_start_after_idle": True}) == {"tcp_slow_start_after_idle": True}
+    assert experimental(network={"tcp_slow_start_after_idle": True}, shadow={"experimental": {"use_memory_manager": True}}) == {
+        "use_memory_manager": True, "tcp_slow_start_after_idle": True}
+
+
+def test_patched_options_name_a_study_key_and_the_patch_that_adds_them():
+    for option, (key, patch) in shadow_config.PATCHED_SHADOW_OPTIONS.items():
+        section, name = key.split(".")
+        assert name in cfg.schema()["properties"][section]["properties"], key
+        assert f"pub {option}: Option<bool>," in (REPO / patch).read_text(), (option, patch)
 
 
 @pytest.mark.parametrize(

@@ -168,6 +168,24 @@ def test_shadow_setup_error_is_quoted(tmp_path):
     )
 
 
+def test_an_unpatched_shadow_names_the_setting_and_the_patch(tmp_path):
+    """What Shadow v3.3.0 as released prints for experimental.tcp_slow_start_after_idle."""
+    recorded = RECORDED / "shadow-unpatched-option.stderr"
+    shadow = fake_shadow(tmp_path, f"sys.stderr.write(open({str(recorded)!r}).read())\nsys.exit(1)\n")
+    with pytest.raises(RunError) as error:
+        runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
+    assert str(error.value).startswith(
+        "Shadow exited with code 1 at simulated time 00:00:00.000: network.tcp_slow_start_after_idle: true needs "
+        "a Shadow built with shadow/patches/0001-tcp-slow-start-after-idle.patch, and this Shadow does not know "
+        "its option experimental.tcp_slow_start_after_idle;"
+    )
+
+
+def test_an_unknown_option_of_no_patch_is_not_blamed_on_one(tmp_path):
+    (tmp_path / "shadow.stderr").write_text("    1: unknown field `use_memory_manger`, expected one of `use_sched_fifo`\n")
+    assert runner.missing_patch(tmp_path / "shadow.stderr") == ""
+
+
 def test_stopping_the_runner_stops_shadow(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, "import os\nopen('pid', 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
     calls = itertools.count()

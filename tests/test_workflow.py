@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from waku_shadow import pipeline
+from waku_shadow import pipeline, stack
 
 from conftest import REPO
 
@@ -56,6 +56,26 @@ def test_paper_study_dry_run_uses_configured_binaries(tmp_path):
     assert counts["identify_prebuilt_nwaku"] == 1
     assert counts["simulate"] == 4
     assert "n1000-size2000B-seed1" in out
+
+
+def test_shadow_is_built_with_the_patches_into_a_folder_named_after_them(tmp_path):
+    code, out = dry_run("-p", "--config", f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}")
+    assert code == 0, out
+    assert job_counts(out)["build_shadow"] == 1
+    patches = stack.shadow_patches()
+    assert [p.name for p in patches] == ["0001-tcp-slow-start-after-idle.patch"]
+    prefix = f"{tmp_path}/build/shadow/v3.3.0-patches-{stack.patch_set_hash(patches)}"
+    command = next(line for line in out.splitlines() if "scripts/build_shadow.sh" in line)
+    assert f" v3.3.0 {prefix} shadow/patches/0001-tcp-slow-start-after-idle.patch" in command
+    assert f"{prefix}/bin/shadow" in out  # what the simulations run
+
+
+def test_a_changed_shadow_patch_is_a_new_build(tmp_path):
+    patch = tmp_path / "0001-x.patch"
+    patch.write_text("one")
+    before = stack.shadow_build_name("v3.3.0", [patch])
+    patch.write_text("two")
+    assert stack.shadow_build_name("v3.3.0", [patch]) != before
 
 
 def test_bad_config_stops_before_any_rule(tmp_path):

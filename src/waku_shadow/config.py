@@ -136,6 +136,7 @@ class Study:
     bandwidth_up_bps: int
     bandwidth_down_bps: int
     packet_loss: float
+    tcp_slow_start_after_idle: bool
     gossipsub: Gossipsub
     publishers: int
     messages_per_publisher: int
@@ -314,6 +315,10 @@ def _resolve(raw: dict) -> Study:
     nodes = net["nodes"]
     if net["topology"] == "random" and net["peers_per_node"] is None:
         raise ConfigError("network.peers_per_node: a random topology needs it")
+    if net["tcp_slow_start_after_idle"] and sh["experimental"].get("use_new_tcp"):
+        raise ConfigError(
+            "network.tcp_slow_start_after_idle: only Shadow's legacy TCP has it, not the one shadow.experimental.use_new_tcp selects"
+        )
     if net["locations"] is None and net["latency"] is None:
         raise ConfigError("network.latency: needed unless network.locations is set")
     if net["topology"] == "random" and net["peers_per_node"] >= nodes:
@@ -376,6 +381,7 @@ def _resolve(raw: dict) -> Study:
         bandwidth_up_bps=_positive(units.bandwidth_bps(net["bandwidth_up"], "network.bandwidth_up"), "network.bandwidth_up"),
         bandwidth_down_bps=_positive(units.bandwidth_bps(net["bandwidth_down"], "network.bandwidth_down"), "network.bandwidth_down"),
         packet_loss=float(net["packet_loss"]),
+        tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
         gossipsub=gossipsub,
         publishers=traffic["publishers"],
         messages_per_publisher=traffic["messages_per_publisher"],

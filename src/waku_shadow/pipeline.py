@@ -77,6 +77,12 @@ def study_on_this_machine(study_config: dict, source: str) -> Study:
     return cfg.resolve(cfg.merge(study_config, machine_config()), source=source)
 
 
+def shadow_build_dir(study: Study) -> Path:
+    """Where the build rule installs Shadow: named after the tag and the patches."""
+    name = stack.shadow_build_name(study.stack.shadow_tag, stack.shadow_patches())
+    return Path(study.resources.build_dir) / "shadow" / name
+
+
 def nwaku_build_dir(study: Study) -> Path:
     """Where the build rule puts wakunode2: named after the tag, memory manager, patches and make flags."""
     nwaku = study.stack

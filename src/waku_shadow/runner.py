@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .errors import RunError
 from . import failures, layout, shadow_config
+from .shadow_config import PATCHED_SHADOW_OPTIONS
 from .units import duration_ns
 
 GIB = 1024**3
@@ -42,6 +43,7 @@ FAILED_PROCESS = re.compile(
     r"process '(?P<process>[^']+)' exited with status (?P<status>[^;]+); "
     r"expected end state was (?P<expected>.+?) but was (?P<actual>.+)$"
 )
+UNKNOWN_OPTION = re.compile(r"unknown field `(?P<option>\w+)`")  # how Shadow refuses a config key it lacks
 BREAKDOWN_INTERVAL_S = 5.0  # reading every managed process's status costs ~50 ms per 1000 processes
 KSM = Path("/sys/kernel/mm/ksm")
 PR_SET_MEMORY_MERGE, PR_GET_MEMORY_MERGE = 67, 68
@@ -265,6 +267,21 @@ def shadow_error(shadow_stderr: Path) -> str:
     return " ".join(reasons)
 
 
+def missing_patch(shadow_stderr: Path) -> str:
+    """Why Shadow refused an option of a patched Shadow, naming the study key and the patch; "" otherwise."""
+    if not shadow_stderr.exists():
+        return ""
+    for match in UNKNOWN_OPTION.finditer(shadow_stderr.read_text(errors="replace")):
+        if match["option"] in PATCHED_SHADOW_OPTIONS:
+            key, patch = PATCHED_SHADOW_OPTIONS[match["option"]]
+            return (
+                f"{key}: true needs a Shadow built with {patch}, and this Shadow does not know its option "
+                f"experimental.{match['option']}; let the workflow build Shadow (stack.shadow.binary: null) "
+                f"or point stack.shadow.binary at a Shadow built with the patch"
+            )
+    return ""
+
+
 def failed_processes(shadow_log: Path) -> list[dict]:
     found = []
     if shadow_log.exists():
@@ -375,7 +392,7 @@ def run(
             f"{f['process']}: expected {f['expected']}, was {f['actual']}" for f in stats.failed_processes[:10]
         )
         more = len(stats.failed_processes) - 10
-        reason = "" if detail else shadow_error(run_dir / layout.SHADOW_STDERR)
+        reason = "" if detail else missing_patch(run_dir / layout.SHADOW_STDERR) or shadow_error(run_dir / layout.SHADOW_STDERR)
         raise RunError(_where_kept(run_dir, stats, failures_dir,
             f"Shadow exited with code {process.returncode} at simulated time {stats.simulated_reached}"
             + (f"; {len(stats.failed_processes)} processes ended in an unexpected state: {detail}" if detail else "")

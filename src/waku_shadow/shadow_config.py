@@ -20,6 +20,11 @@ MIN_MAX_MSG_SIZE = 150 * 1024  # nwaku's default maximum message size
 MSG_SIZE_HEADROOM = 16 * 1024  # room for the WakuMessage fields around the payload
 PUBLISH_RETRIES = 3
 PCAP_CAPTURE_BYTES = 64  # an IPv4 header and a TCP header with options
+TCP_SLOW_START_AFTER_IDLE = "tcp_slow_start_after_idle"
+# Shadow's options that only a Shadow built with one of shadow/patches/ has: option -> (study key, patch)
+PATCHED_SHADOW_OPTIONS = {
+    TCP_SLOW_START_AFTER_IDLE: ("network.tcp_slow_start_after_idle", "shadow/patches/0001-tcp-slow-start-after-idle.patch"),
+}
 
 
 @dataclass(frozen=True)
@@ -173,8 +178,12 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         # the graph is complete: route every pair over its own edge, as the matrix says
         network["use_shortest_path"] = False
     config = {"general": general, "network": network}
-    if study.shadow_experimental:
-        config["experimental"] = study.shadow_experimental
+    experimental = dict(study.shadow_experimental)
+    if study.tcp_slow_start_after_idle:
+        # only when asked: an unpatched Shadow refuses the option
+        experimental[TCP_SLOW_START_AFTER_IDLE] = True
+    if experimental:
+        config["experimental"] = experimental
     if study.traffic_capture:
         # headers only: the traffic table counts packet lengths, not contents
         config["host_option_defaults"] = {"pcap_enabled": True, "pcap_capture_size": f"{PCAP_CAPTURE_BYTES} B"}

@@ -11,6 +11,7 @@ from . import checkout
 from .errors import StackError
 
 NWAKU_PATCHES = "nwaku-patches"
+SHADOW_PATCHES = "shadow/patches"
 IDENTITY = "identity.json"
 
 
@@ -25,6 +26,11 @@ def patches(tag: str) -> list[Path]:
             + (f"; the project carries patches for {', '.join(carried)}" if carried else "")
         )
     return found
+
+
+def shadow_patches() -> list[Path]:
+    """shadow/patches/*.patch, the patches the workflow applies to Shadow, in the order they are applied."""
+    return sorted(checkout.path(SHADOW_PATCHES).glob("*.patch"))
 
 
 def file_sha256(path: Path) -> str:
@@ -53,6 +59,11 @@ def nwaku_build_name(
     """Build folder name: changes exactly when the tag, the memory manager, a patch or a make flag changes."""
     name = f"{tag}-{memory_manager}-patches-{patch_set_hash(paths)}"
     return f"{name}-make-{make_flags_hash(make_flags)}" if make_flags else name
+
+
+def shadow_build_name(tag: str, paths: list[Path]) -> str:
+    """Build folder name: changes exactly when the tag or a patch changes."""
+    return f"{tag}-patches-{patch_set_hash(paths)}"
 
 
 def nwaku_identity(
