@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from waku_shadow import analysis, sweep
+from waku_shadow import analysis, layout, sweep
 
 from recorded import RUNS, parsed_copies
 
@@ -40,7 +40,7 @@ def test_residuals_by_hop_cover_every_measured_receipt(receipts):
 
 
 def test_per_hop_table_adds_up(receipts, runs):
-    publishes = pd.concat([sweep.run_table(run, "publishes") for run in runs])
+    publishes = pd.concat([sweep.run_table(run, layout.PUBLISHES) for run in runs])
     table = analysis.per_hop_table(receipts, publishes, {2000: 12.0, 100000: 12.0})
     small = table[table["size_bytes"] == 2000].set_index(["component", "hop"])["mean_ms"]
     assert small[("L_g", 0)] == pytest.approx(150, abs=2)
@@ -52,7 +52,7 @@ def test_per_hop_table_adds_up(receipts, runs):
 
 
 def test_first_hops_count_the_flood(receipts, runs):
-    sends = pd.concat([sweep.run_table(run, "sends") for run in runs])
+    sends = pd.concat([sweep.run_table(run, layout.SENDS) for run in runs])
     first = analysis.first_hops(receipts, sends)
     assert len(first) == 14
     assert (first["publisher_sent_to"] >= first["first_hop_receivers"]).all()
@@ -63,7 +63,7 @@ def test_equation2_table_observes_measured_messages_only(runs, receipts):
     from waku_shadow import config as cfg
 
     study = cfg.load(runs[0] / "config.yaml")
-    sends = pd.concat([sweep.run_table(run, "sends") for run in runs], ignore_index=True)
+    sends = pd.concat([sweep.run_table(run, layout.SENDS) for run in runs], ignore_index=True)
     first = analysis.first_hops(receipts, sends)
     table = analysis.equation2_table(study, receipts, first).set_index("size")
     measured = receipts[~receipts["warmup"]]

@@ -64,19 +64,16 @@ def test_paper_config_is_the_papers_study():
     assert (study.rln.proof_generation_ns, study.rln.verification_ns) == (150_000_000, 12_000_000)
 
 
-def test_default_config_states_every_key():
-    """configs/default.yaml shows every study key (machine sections live in local.yaml)."""
+def test_default_config_states_every_key_with_its_default():
+    """configs/default.yaml shows every study key (machine sections live in local.yaml), each with the
+    value the schema gives a study that leaves it out."""
     written = yaml.safe_load((CONFIGS / "default.yaml").read_text())
-    schema_props = cfg.schema()["properties"]
-    for section, spec in schema_props.items():
-        if section in cfg.MACHINE_SECTIONS:
-            continue
-        assert section in written, section
-        if written[section] is None:  # an optional section, off by default (sweep)
-            assert spec["default"] is None, section
-            continue
-        for key in spec.get("properties", {}):
-            assert key in written[section], f"{section}.{key}"
+    defaults = cfg.resolve({"study": "default"}).study_config()
+    assert written.keys() == defaults.keys()
+    for section, values in defaults.items():
+        if isinstance(values, dict):
+            assert written[section].keys() == values.keys(), section
+    assert cfg.load(CONFIGS / "default.yaml").study_config() == defaults
 
 
 def test_slow_start_after_idle_is_upstream_shadows_behaviour_unless_asked(small_study):
@@ -251,3 +248,20 @@ def test_machine_paths_are_absolute_where_the_config_is_read(tmp_path, monkeypat
     assert study.stack.curl == str(tmp_path / "home" / "bin" / "curl")
     assert study.resources.results_dir == str(tmp_path / "home" / "results")
     assert cfg.resolve({"study": "paths"}).stack.curl == "curl"  # a command name stays one
+
+
+def test_every_schema_problem_is_named_at_once():
+    with pytest.raises(ConfigError) as error:
+        cfg.resolve({"study": "x", "netwrk": {}, "network": {"nodes": 0, "peer_per_node": 3}, "seed": "one"})
+    text = str(error.value)
+    assert text.startswith("config: 4 problems: ")
+    for problem in ("unknown key 'netwrk'", "unknown key 'network.peer_per_node'",
+                    "network.nodes: 0 is less than the minimum", "seed: 'one' is not of type 'integer'"):
+        assert problem in text, problem
+
+
+def test_a_typo_in_the_local_config_is_named_there(tmp_path):
+    local = tmp_path / "local.yaml"
+    local.write_text("resources:\n  memory_flor: 2 GiB\n")
+    with pytest.raises(ConfigError, match=rf"^{local}: unknown key 'resources.memory_flor' \(known keys here: memory_floor,"):
+        pipeline.study_from_snakemake({}, local)

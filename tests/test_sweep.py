@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from waku_shadow import analysis, cli, paper, plots, sweep
+from waku_shadow import analysis, cli, layout, paper, plots, sweep
 from waku_shadow import config as cfg
 
 from conftest import RECORDED
@@ -91,8 +91,8 @@ def test_the_interval_uses_students_t_quantile_for_the_seeds():
 def test_tables_keep_runs_that_share_message_hashes_apart(runs):
     # the same seed publishes the same payloads at every D: the hashes repeat across runs
     receipts = pd.concat([analysis.run_receipts(run) for run in runs], ignore_index=True)
-    sends = pd.concat([sweep.run_table(run, "sends") for run in runs], ignore_index=True)
-    publishes = pd.concat([sweep.run_table(run, "publishes") for run in runs], ignore_index=True)
+    sends = pd.concat([sweep.run_table(run, layout.SENDS) for run in runs], ignore_index=True)
+    publishes = pd.concat([sweep.run_table(run, layout.PUBLISHES) for run in runs], ignore_index=True)
     assert receipts.groupby("msg_hash")["run"].nunique().max() == 2
     first = analysis.first_hops(receipts, sends, ["d", "size_bytes"])
     assert len(first) == 4 * 5  # a row per run and message

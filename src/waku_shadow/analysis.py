@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import config as cfg
-from . import layout, model, paper, stats, sweep
+from . import layout, model, paper, stats, sweep, trees
 from .units import human_size
 
 MODELS = {
@@ -71,12 +71,8 @@ def per_hop_table(receipts: pd.DataFrame, publishes: pd.DataFrame, verification_
     the runs of a sweep share message hashes.
     """
     keys = list(keys)
-    measured = stats.measured(receipts).copy()
-    received = measured.set_index(["run", "msg_hash", "receiver"])["received_ns"]
-    parent_received = received.reindex(list(zip(measured["run"], measured["msg_hash"], measured["from_host"]))).to_numpy()
-    first = (measured["from_host"] == measured["publisher"]).to_numpy()
-    parent_ns = pd.Series(parent_received, index=measured.index).where(~first, measured["publish_ns"])
-    measured["hop_ms"] = (measured["received_ns"] - parent_ns) / 1e6
+    measured = stats.measured(receipts)
+    measured = measured.assign(hop_ms=trees.hop_times_ms(measured))
     generation = stats.measured(publishes)
     generation_ms = ((generation["publish_ns"] - generation["intent_ns"]) / 1e6).groupby([generation[k] for k in keys]).mean()
     rows = []
@@ -133,6 +129,6 @@ def multihost_table3(run_dirs: list[Path]) -> pd.DataFrame:
     if study.topology != "cascade" or study.locations is None:
         return pd.DataFrame()
     path = list(pd.read_csv(run_dirs[0] / layout.IDENTITIES)["location"])
-    receipts = pd.concat([pd.read_parquet(run / layout.RECEIPTS) for run in run_dirs], ignore_index=True)
-    publishes = pd.concat([pd.read_parquet(run / layout.PUBLISHES) for run in run_dirs], ignore_index=True)
+    receipts = pd.concat([sweep.run_table(run, layout.RECEIPTS) for run in run_dirs], ignore_index=True)
+    publishes = pd.concat([sweep.run_table(run, layout.PUBLISHES) for run in run_dirs], ignore_index=True)
     return paper.table3_comparison(receipts, publishes, path, study)

@@ -161,7 +161,7 @@ def cmd_summarize(args) -> None:
     out = Path(args.out)
     run_dirs = [Path(d) for d in args.runs]
     keys = sweep.point_keys(study)
-    receipts = pd.concat([sweep.run_table(d, "receipts") for d in run_dirs], ignore_index=True)
+    receipts = pd.concat([sweep.run_table(d, layout.RECEIPTS) for d in run_dirs], ignore_index=True)
     receipts.to_parquet(out / layout.STUDY_RECEIPTS, index=False)
     summary = stats.latency_summary(receipts, keys)
     summary.to_csv(out / layout.LATENCY_SUMMARY, index=False, float_format="%.3f")

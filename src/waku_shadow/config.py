@@ -526,21 +526,31 @@ def local_path(value: str | None) -> str | None:
     return None if value is None else str(Path(value).expanduser().absolute())
 
 
-def _check_schema(raw: dict) -> None:
-    validator = jsonschema.Draft202012Validator(schema())
+def _check_schema(raw: dict, node: dict | None = None, where: tuple[str, ...] = ()) -> None:
+    """Raise ConfigError naming every key of ``raw`` the schema (or its part ``node``, at ``where``) refuses."""
+    validator = jsonschema.Draft202012Validator(schema() if node is None else node)
     errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
-    if not errors:
-        return
-    error = errors[0]
-    key = ".".join(str(p) for p in error.absolute_path)
+    if errors:
+        problems = [_schema_problem(error, where) for error in errors]
+        raise ConfigError(problems[0] if len(problems) == 1 else f"{len(problems)} problems: " + "; ".join(problems))
+
+
+def _schema_problem(error: jsonschema.ValidationError, where: tuple[str, ...]) -> str:
+    key = ".".join(map(str, (*where, *error.absolute_path)))
     if error.validator == "additionalProperties":
         unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        where = f"{key}." if key else ""
+        prefix = f"{key}." if key else ""
         known = ", ".join(error.schema.get("properties", {}))
-        raise ConfigError(f"unknown key '{where}{unknown[0]}' (known keys here: {known})")
+        return ", ".join(f"unknown key '{prefix}{name}'" for name in unknown) + f" (known keys here: {known})"
     if error.validator == "required":
-        raise ConfigError(f"missing key: {error.message}")
-    raise ConfigError(f"{key or '(top level)'}: {error.message}")
+        return f"missing key: {error.message}"
+    return f"{key or '(top level)'}: {error.message}"
+
+
+def check_machine_sections(raw: dict) -> None:
+    """Check the machine sections alone (a local config's), against their part of the schema."""
+    for section, values in raw.items():
+        _check_schema(values, schema()["properties"][section], (section,))
 
 
 def _with_defaults(instance: Any, node: dict) -> Any:

@@ -173,7 +173,7 @@ def table3_comparison(receipts: pd.DataFrame, publishes: pd.DataFrame, path: lis
     The total is the mean latency at the end of the line.
     """
     measured = stats.measured(receipts)
-    received = measured.set_index(["msg_hash", "hop"])["received_ns"]
+    measured = measured.assign(hop_ms=trees.hop_times_ms(measured))
     sent = stats.measured(publishes).set_index("msg_hash")
     paper = table3().set_index(["size_bytes", "component", "from", "to"])["latency_ms"]
     link_bps = min(study.bandwidth_up_bps, study.bandwidth_down_bps)
@@ -184,17 +184,14 @@ def table3_comparison(receipts: pd.DataFrame, publishes: pd.DataFrame, path: lis
         rows.append({"size_bytes": size, "component": "L_g", "from": path[0], "to": "", "ours_ms": generation})
         validation = study.rln.verification_delay_ns(size) / 1e6
         wire = model.wire_bytes(size)
-        previous = sent.loc[hashes, "publish_ns"]
+        hop_ms = group.groupby("hop")["hop_ms"].mean()
         for hop in range(1, len(path)):
-            at_hop = received.reindex([(h, hop) for h in hashes]).to_numpy()
-            hop_ms = (at_hop - previous.to_numpy()).mean() / 1e6
-            previous = pd.Series(at_hop, index=hashes)
             link = path[hop - 1], path[hop]
             one_way = study.locations.one_way_ns(*link)
             expected = model.transmission_ns(one_way, wire, link_bps) / 1e6
             restart = expected + model.slow_start_rounds(wire) * 2 * one_way / 1e6
             rows.append({"size_bytes": size, "component": "L_t", "from": link[0], "to": link[1],
-                         "ours_ms": hop_ms - validation, "expected_ms": expected, "slow_start_restart_ms": restart})
+                         "ours_ms": hop_ms.get(hop, float("nan")) - validation, "expected_ms": expected, "slow_start_restart_ms": restart})
             rows.append({"size_bytes": size, "component": "L_v", "from": "", "to": link[1], "ours_ms": validation})
         last = group[group["hop"] == len(path) - 1]["latency_ms"].mean()
         rows.append({"size_bytes": size, "component": "total", "from": path[0], "to": path[-1], "ours_ms": last})

@@ -36,6 +36,10 @@ def read_local(path: Path | None = None) -> dict:
             f"{path}: only {', '.join(MACHINE_SECTIONS)} belong in the local config; "
             f"move '{stray[0]}' into the study config"
         )
+    try:
+        cfg.check_machine_sections(local)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     return local
 
 
@@ -52,9 +56,6 @@ def study_from_snakemake(snakemake_config: dict, local_path: Path | None = None)
 def study_dir(study: Study) -> Path:
     return Path(study.resources.results_dir) / study.name
 
-
-def run_dir(study: Study, run_id: str) -> Path:
-    return study_dir(study) / "runs" / run_id
 
 
 def run_config_json(study: Study, run_id: str) -> str:

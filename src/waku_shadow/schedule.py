@@ -83,7 +83,3 @@ def write(messages: list[Message], hosts: list[str], run_dir: Path) -> None:
 
 def body_name(message: Message) -> str:
     return f"message-{message.index:04d}.json"
-
-
-def read(run_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(run_dir / "schedule.csv")

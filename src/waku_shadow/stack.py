@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 from pathlib import Path
 
@@ -86,11 +85,6 @@ def nwaku_identity(
         "version": command_version([str(binary), "--version"]),
     }
 
-
-def read_identity(path: Path) -> dict:
-    if not path.exists():
-        raise StackError(f"{path}: no nwaku build identity; was wakunode2 built by the workflow?")
-    return json.loads(path.read_text())
 
 
 def command_version(command: list[str]) -> str:

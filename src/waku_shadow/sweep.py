@@ -35,9 +35,9 @@ def run_columns(run_dir: Path) -> dict:
     return point_columns(cfg.load(run_dir / layout.RUN_CONFIG))
 
 
-def run_table(run_dir: Path, name: str) -> pd.DataFrame:
-    """One of a run's parsed tables (receipts, publishes, sends, amplification) with its run columns."""
-    return pd.read_parquet(run_dir / f"{name}.parquet").assign(**run_columns(run_dir))
+def run_table(run_dir: Path, file: str) -> pd.DataFrame:
+    """One of a run's tables (layout.RECEIPTS, PUBLISHES, SENDS, AMPLIFICATION) with its run columns."""
+    return pd.read_parquet(run_dir / file).assign(**run_columns(run_dir))
 
 
 def run_metrics(run_dir: Path) -> dict:

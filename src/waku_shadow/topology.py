@@ -37,9 +37,6 @@ class Topology:
                 counts[peer] += 1
         return counts
 
-    def degrees(self) -> list[int]:
-        return [len(n) for n in self.neighbours()]
-
 
 def components(nodes: int, adjacency: list[set[int]]) -> list[list[int]]:
     unseen = set(range(nodes))

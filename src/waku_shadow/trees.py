@@ -55,6 +55,17 @@ def hops(receipts: pd.DataFrame) -> pd.Series:
     return result
 
 
+def hop_times_ms(receipts: pd.DataFrame) -> pd.Series:
+    """How long each receipt's last hop took (ms), aligned with ``receipts``: its receipt minus its
+    parent's, or minus the publish for a receipt straight from the publisher. Receipts carry their
+    run (the runs of a sweep share message hashes)."""
+    received = receipts.set_index(["run", "msg_hash", "receiver"])["received_ns"]
+    parent_received = received.reindex(list(zip(receipts["run"], receipts["msg_hash"], receipts["from_host"]))).to_numpy()
+    from_publisher = (receipts["from_host"] == receipts["publisher"]).to_numpy()
+    parent_ns = pd.Series(parent_received, index=receipts.index).where(~from_publisher, receipts["publish_ns"])
+    return (receipts["received_ns"] - parent_ns) / 1e6
+
+
 def hop_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
     """Receipts per point (size, or swept value and size) and hop count, warm-up excluded."""
     measured = stats.measured(receipts)
