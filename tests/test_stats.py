@@ -24,7 +24,6 @@ def test_summary_columns_and_values(receipts):
         assert row.min == latencies.min() and row.max == latencies.max()
         assert row.mean == pytest.approx(latencies.mean())
         assert row.p50 == pytest.approx(latencies.median())
-        assert row.min <= row.p50 <= row.p95 <= row.max
 
 
 def test_hand_computed_percentiles():

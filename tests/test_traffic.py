@@ -8,7 +8,7 @@ import yaml
 
 from waku_shadow import cli
 from waku_shadow import config as cfg
-from waku_shadow import bandwidth, shadow_config, traffic
+from waku_shadow import bandwidth, shadow_config, stats, traffic
 from waku_shadow.errors import LogError
 
 from recorded import CASCADE_RUNS, copy_run, parsed_copies
@@ -104,7 +104,7 @@ def test_amplification_on_the_line_is_the_headers_alone(tmp_path):
 
 
 def test_a_line_is_fitted_exactly():
-    fit = bandwidth.fit_line(pd.Series([0.0, 1.0, 2.0, 4.0]), pd.Series([5.0, 8.0, 11.0, 17.0]))
+    fit = stats.fit_line(pd.Series([0.0, 1.0, 2.0, 4.0]), pd.Series([5.0, 8.0, 11.0, 17.0]))
     assert fit == pytest.approx({"slope": 3.0, "intercept": 5.0, "r2": 1.0})
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from . import config as cfg
@@ -98,11 +97,3 @@ def fit_axis(study: cfg.Study) -> str | None:
     if study.sweep is not None:
         return "messages_published" if study.sweep.parameter.startswith("traffic.") else None
     return "payload_bytes" if len(study.message_sizes) > 1 else None
-
-
-def fit_line(x: pd.Series, y: pd.Series) -> dict:
-    """Least-squares y = slope x + intercept, with R²."""
-    slope, intercept = np.polyfit(x, y, 1)
-    predicted = slope * x + intercept
-    r2 = 1 - ((y - predicted) ** 2).sum() / ((y - y.mean()) ** 2).sum()
-    return {"slope": float(slope), "intercept": float(intercept), "r2": float(r2)}

@@ -21,7 +21,7 @@ import pandas as pd
 import yaml
 
 from . import config as cfg
-from . import checkout, layout, runner, stack, units
+from . import checkout, layout, runner, stack, stats, units
 from .errors import RunError
 
 GIB = 1024**3
@@ -245,8 +245,10 @@ def scaling(results: pd.DataFrame, label: str, size_bytes: int) -> tuple[pd.Data
     done = runs[runs["status"] == "completed"]
     if done["nodes"].nunique() < 2:
         raise RunError(f"scaling needs completed runs of {label} at {size_bytes} B with at least two values of N")
-    exponent, log_a = np.polyfit(np.log(done["nodes"]), np.log(done["wall_s"]), 1)
-    per_node_gib, base_gib = np.polyfit(done["nodes"], done["peak_memory_gib"], 1)
+    wall = stats.fit_line(np.log(done["nodes"]), np.log(done["wall_s"]))
+    exponent, log_a = wall["slope"], wall["intercept"]
+    memory = stats.fit_line(done["nodes"], done["peak_memory_gib"])
+    per_node_gib, base_gib = memory["slope"], memory["intercept"]
     law = {
         "against": "nodes",
         "wall_s": f"{np.exp(log_a):.4g} x N^{exponent:.3f}",
@@ -270,8 +272,9 @@ def size_scaling(results: pd.DataFrame, label: str, nodes: int) -> tuple[pd.Data
     if done["size_bytes"].nunique() < 2:
         raise RunError(f"size scaling needs completed runs of {label} at N = {nodes} with at least two message sizes")
     kb = done["size_bytes"] / 1000
-    wall_per_kb, wall_base = np.polyfit(kb, done["wall_s"], 1)
-    memory_per_kb, memory_base = np.polyfit(kb, done["peak_memory_gib"], 1)
+    wall, memory = stats.fit_line(kb, done["wall_s"]), stats.fit_line(kb, done["peak_memory_gib"])
+    wall_per_kb, wall_base = wall["slope"], wall["intercept"]
+    memory_per_kb, memory_base = memory["slope"], memory["intercept"]
     law = {
         "against": "size_bytes",
         "wall_s": f"{wall_base:.4g} s + {wall_per_kb:.3g} s x KB",

@@ -92,3 +92,9 @@ def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: li
             "reference_n": len(other),
         })
     return pd.DataFrame(rows, columns=[*keys, "ks", "wasserstein_ms", "ours_n", "reference_n"])
+
+
+def fit_line(x: pd.Series, y: pd.Series) -> dict:
+    """Least-squares y = slope x + intercept, with R²."""
+    fit = scipy_stats.linregress(x, y)
+    return {"slope": float(fit.slope), "intercept": float(fit.intercept), "r2": float(fit.rvalue**2)}
