@@ -34,7 +34,7 @@ RUN /src/scripts/build_shadow.sh https://github.com/shadow/shadow.git ${SHADOW_T
       /src/shadow/patches/*.patch
 # -d:disableMarchNative: a binary for any x86-64 host, not only the build machine's CPU
 RUN NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
-    NWAKU_MEMORY_MANAGER=orc \
+    NWAKU_MEMORY_MANAGER=orc NWAKU_ALLOCATOR=malloc \
     /src/scripts/build_nwaku.sh "" https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \
       /src/nwaku-patches/${NWAKU_TAG}/*.patch \
     && rm -rf /opt/nwaku/src

@@ -48,6 +48,7 @@ else:
             out=str(NWAKU_DIR),
             make_flags="\n".join(STUDY.stack.nwaku_make_flags),
             memory_manager=STUDY.stack.nwaku_memory_manager,
+            allocator=STUDY.stack.nwaku_allocator,
             path_prepend=":".join(STUDY.stack.nwaku_path_prepend),
             make_flag_args=" ".join(f"--make-flag {shlex.quote(f)}" for f in STUDY.stack.nwaku_make_flags),
         log:
@@ -55,9 +56,10 @@ else:
         threads: workflow.cores
         shell:
             "NWAKU_MAKE_FLAGS={params.make_flags:q} NWAKU_PATH_PREPEND={params.path_prepend:q}"
-            " NWAKU_MEMORY_MANAGER={params.memory_manager}"
+            " NWAKU_MEMORY_MANAGER={params.memory_manager} NWAKU_ALLOCATOR={params.allocator}"
             " {workflow.basedir}/scripts/build_nwaku.sh {params.source:q} {params.repository} {params.tag} {params.out} {input.patches}"
             " > {log} 2>&1"
             " && waku-shadow identify-nwaku --binary {output.wakunode2} --tag {params.tag}"
             " --built-from {params.source:q} {params.make_flag_args} --memory-manager {params.memory_manager}"
+            " --allocator {params.allocator}"
             " --out {output.identity} {input.patches}"

@@ -11,6 +11,7 @@
 #   NWAKU_MAKE_FLAGS    extra make arguments, one per line, e.g. "USE_SYSTEM_NIM=1"
 #   NWAKU_PATH_PREPEND  directories (colon-separated) put in front of PATH, e.g. a Nim >= 2.2.4 bin/
 #   NWAKU_MEMORY_MANAGER  Nim's memory manager, orc or refc (nwaku's own); default refc
+#   NWAKU_ALLOCATOR     malloc (-d:useMalloc, with orc) or nim (Nim's own); default nim
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: $0 SOURCE REPOSITORY TAG OUT_DIR PATCH..." >&2; exit 2; }
 source=$1 repo=$2 tag=$3 out=$(realpath -m "$4")
@@ -41,6 +42,7 @@ fi
 
 # nwaku's build passes NIMFLAGS after its own --mm:refc, so the last --mm given here wins
 nimflags="--mm:${NWAKU_MEMORY_MANAGER:-refc}"
+[ "${NWAKU_ALLOCATOR:-nim}" != malloc ] || nimflags="$nimflags -d:useMalloc"
 make_flags=()
 if [ -n "${NWAKU_MAKE_FLAGS:-}" ]; then
   while IFS= read -r flag; do

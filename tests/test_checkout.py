@@ -28,3 +28,11 @@ def test_patches_come_per_nwaku_tag():
 def test_a_tag_without_patches_names_the_tags_that_have_them():
     with pytest.raises(StackError, match="no patches for nwaku v9.9.9 .* carries patches for v0.36.0, v0.37.1-beta"):
         stack.patches("v9.9.9")
+
+
+def test_the_build_folder_names_the_memory_settings():
+    patches = stack.patches("v0.37.1-beta")
+    orc = stack.nwaku_build_name("v0.37.1-beta", "orc", "malloc", patches)
+    assert orc.startswith("v0.37.1-beta-orc-malloc-patches-")
+    assert stack.nwaku_build_name("v0.37.1-beta", "refc", "nim", patches) != orc
+    assert stack.nwaku_build_name("v0.37.1-beta", "orc", "malloc", patches, ["NIMFLAGS=-d:x"]) != orc

@@ -177,3 +177,12 @@ def test_syscall_latency_model_reaches_shadow(small_study, tmp_path, modelled):
     study = cfg.resolve({**small_study.study_config(), "shadow": {"model_unblocked_syscall_latency": modelled}})
     shadow_config.render(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
     assert yaml.safe_load((tmp_path / "shadow.yaml").read_text())["general"]["model_unblocked_syscall_latency"] is modelled
+
+
+def test_nodes_built_with_malloc_return_large_freed_blocks(small_study):
+    assert small_study.stack.nwaku_allocator == "malloc"  # the default
+    assert nwaku.environment(small_study)["MALLOC_MMAP_THRESHOLD_"] == "131072"
+    nim = cfg.resolve({**small_study.study_config(), "stack": {"nwaku": {"allocator": "nim"}}})
+    assert "MALLOC_MMAP_THRESHOLD_" not in nwaku.environment(nim)
+    with pytest.raises(ConfigError, match="allocator: malloc needs memory_manager orc"):
+        cfg.resolve({**small_study.study_config(), "stack": {"nwaku": {"memory_manager": "refc"}}})

@@ -77,7 +77,7 @@ def cmd_identify_nwaku(args) -> None:
         raise StackError(f"wakunode2 not found: {binary}")
     patches = None if args.prebuilt else [Path(p) for p in args.patches]
     identity = stack.nwaku_identity(
-        args.tag, patches, binary, args.built_from, args.make_flag, args.memory_manager
+        args.tag, patches, binary, args.built_from, args.make_flag, args.memory_manager, args.allocator
     )
     Path(args.out).write_text(json.dumps(identity, indent=2) + "\n")
 
@@ -96,6 +96,7 @@ def cmd_adopt_nwaku(args) -> None:
         args.built_from,
         list(nwaku.nwaku_make_flags),
         nwaku.nwaku_memory_manager,
+        nwaku.nwaku_allocator,
     )
     (target / stack.IDENTITY).write_text(json.dumps(identity, indent=2) + "\n")
     print(target / "wakunode2")
@@ -262,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prebuilt", action="store_true", help="a binary built elsewhere: its patches are unknown")
     p.add_argument("--make-flag", action="append", default=[], help="a make argument the build used (repeatable)")
     p.add_argument("--memory-manager", help="the Nim memory manager the build used (--mm:...)")
+    p.add_argument("--allocator", help="the allocator the build used: malloc (-d:useMalloc) or nim")
     p.add_argument("patches", nargs="*")
     p.set_defaults(func=cmd_identify_nwaku)
 

@@ -88,6 +88,7 @@ class Stack:
     nwaku_tag: str
     nwaku_make_flags: tuple[str, ...]
     nwaku_memory_manager: str
+    nwaku_allocator: str
     nwaku_path_prepend: tuple[str, ...]
     curl: str
 
@@ -502,6 +503,8 @@ def _stack(stack: dict) -> Stack:
     shadow, nwaku = stack["shadow"], stack["nwaku"]
     if nwaku["binary"] and nwaku["source"]:
         raise ConfigError("stack.nwaku: give either binary or source, not both")
+    if nwaku["allocator"] == "malloc" and nwaku["memory_manager"] == "refc":
+        raise ConfigError("stack.nwaku.allocator: malloc needs memory_manager orc (Nim's refc collector ignores it); use allocator nim")
     curl = stack["curl"]
     return Stack(
         shadow_binary=local_path(shadow["binary"]),
@@ -513,6 +516,7 @@ def _stack(stack: dict) -> Stack:
         nwaku_tag=nwaku["tag"],
         nwaku_make_flags=tuple(nwaku["make_flags"]),
         nwaku_memory_manager=nwaku["memory_manager"],
+        nwaku_allocator=nwaku["allocator"],
         nwaku_path_prepend=tuple(local_path(d) for d in nwaku["path_prepend"]),
         # a command name is looked up on PATH where it runs; a path is a path
         curl=local_path(curl) if "/" in curl or curl.startswith("~") else curl,

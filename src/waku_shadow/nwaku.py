@@ -22,6 +22,9 @@ ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"
 ENV_VERIFICATION_NS_PER_BYTE = "WAKU_SIM_VALIDATION_DELAY_NS_PER_BYTE"
 ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
 ENV_MESSAGE_LINES_AT_NOTICE = "WAKU_SIM_MESSAGE_LINES_AT_NOTICE"
+# glibc hands blocks of this size and more straight back to the kernel when they are freed,
+# instead of keeping them for reuse (its own threshold grows to the largest block freed)
+GLIBC_MMAP_THRESHOLD = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
 ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
 ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
 ENV_GOSSIPSUB = {
@@ -106,6 +109,8 @@ def environment(study: Study) -> dict[str, str]:
     for name, value in vars(study.gossipsub).items():
         if value is not None:
             env[ENV_GOSSIPSUB[name]] = str(value)
+    if study.stack.nwaku_allocator == "malloc":
+        env.update(GLIBC_MMAP_THRESHOLD)
     if study.nwaku_copy_once:
         env[ENV_COPY_ONCE] = "1"
     if study.nwaku_poll_once_per_burst:

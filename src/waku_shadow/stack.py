@@ -53,10 +53,10 @@ def make_flags_hash(make_flags: list[str] | tuple[str, ...]) -> str:
 
 
 def nwaku_build_name(
-    tag: str, memory_manager: str, paths: list[Path], make_flags: list[str] | tuple[str, ...] = ()
+    tag: str, memory_manager: str, allocator: str, paths: list[Path], make_flags: list[str] | tuple[str, ...] = ()
 ) -> str:
-    """Build folder name: changes exactly when the tag, the memory manager, a patch or a make flag changes."""
-    name = f"{tag}-{memory_manager}-patches-{patch_set_hash(paths)}"
+    """Build folder name: changes exactly when the tag, the memory settings, a patch or a make flag changes."""
+    name = f"{tag}-{memory_manager}-{allocator}-patches-{patch_set_hash(paths)}"
     return f"{name}-make-{make_flags_hash(make_flags)}" if make_flags else name
 
 
@@ -72,6 +72,7 @@ def nwaku_identity(
     built_from: str,
     make_flags: list[str] | None = None,
     memory_manager: str | None = None,
+    allocator: str | None = None,
 ) -> dict:
     """What a run records of its wakunode2; ``paths`` is None for a prebuilt binary of unknown patches."""
     return {
@@ -79,6 +80,7 @@ def nwaku_identity(
         "patches": None if paths is None else [{"file": p.name, "sha256": file_sha256(p)} for p in paths],
         "patch_set": "unknown (prebuilt binary)" if paths is None else patch_set_hash(paths),
         "memory_manager": memory_manager,
+        "allocator": allocator,
         "make_flags": make_flags,
         "built_from": built_from,
         "binary_sha256": file_sha256(binary),
