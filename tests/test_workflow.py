@@ -4,8 +4,11 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
-from waku_shadow import pipeline, stack
+import pandas as pd
+
+from waku_shadow import layout, pipeline, stack
 
 from conftest import REPO
 
@@ -119,3 +122,39 @@ def test_repetitions_expand_to_one_run_per_seed(tmp_path):
     assert job_counts(out)["simulate"] == 15  # 5 message counts x 3 seeds
     for seed in (1, 2, 3):
         assert f"messages_per_publisher16-n20-size1B-seed{seed}" in out
+
+
+def test_the_paper_target_runs_every_paper_study_once(tmp_path):
+    resources = f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}"
+    for given in ([], ["--configfile", "configs/paper.yaml"], ["--configfile", "configs/multihost.yaml"]):
+        code, out = dry_run("paper", *given, "--config", resources)
+        assert code == 0, out
+        counts = job_counts(out)
+        simulations = {rule: n for rule, n in counts.items() if rule.endswith("simulate")}
+        assert sorted(simulations.values()) == [4, 4, 12], (given, simulations)  # paper-calibrated: 3 seeds
+        assert counts["paper"] == 1
+        assert f"{tmp_path}/results/{pipeline.PAPER_FIGURES}" in out
+
+
+def test_the_paper_target_keeps_going_past_failed_runs_and_names_them(tmp_path):
+    """A Shadow that fails every run: with --keep-going the page is still written, naming each run's evidence."""
+    shadow, wakunode2 = tmp_path / "shadow", tmp_path / "wakunode2"
+    shadow.write_text('#!/bin/sh\n[ "$1" = --version ] && { echo "Shadow (stand-in)"; exit 0; }\necho failing >&2\nexit 3\n')
+    wakunode2.write_text("#!/bin/sh\necho 'v0.37.1-beta (stand-in)'\n")
+    for binary in (shadow, wakunode2):
+        binary.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", "paper", "--config",
+         f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}",
+         f"stack={{shadow: {{binary: {shadow}}}, nwaku: {{binary: {wakunode2}}}}}"],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(tmp_path / "no-such-local.yaml")},
+    )
+    assert done.returncode != 0
+    page = tmp_path / "results" / pipeline.PAPER_FIGURES
+    states = pd.read_csv(page / "runs.csv")
+    assert len(states) == 20 and set(states["study"]) == set(pipeline.PAPER_STUDIES)
+    assert states["state"].str.startswith("failed: failed at simulated").all(), states["state"]
+    for row in states.itertuples():
+        assert (Path(row.detail) / layout.RUN_STATS).exists(), row.detail
+    assert "no validated run, so no Table 3" in (page / "index.html").read_text()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bandwidth, bench, layout, logs, pipeline, plots, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, layout, logs, paper_page, pipeline, plots, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -239,6 +239,13 @@ def cmd_bench_scaling(args) -> None:
         print(f"largest N in {gib} GiB: {n}")
 
 
+def cmd_paper_page(args) -> None:
+    """The paper's figures and tables from the studies' validated runs, in one folder with one page."""
+    studies = [pipeline.study_on_this_machine(cfg.read_yaml(path), source=path) for path in args.studies]
+    missing = paper_page.write(studies, Path(args.out))
+    print(f"{args.out}/index.html: " + (f"{len(missing)} missing:\n  " + "\n  ".join(missing) if missing else "complete"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="waku-shadow", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -324,6 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-gib", type=float, nargs="*", default=[22.0, 126.0],
                    help="memory to fit N into (total minus the guard's floor; default 24 and 128 GiB hosts)")
     p.set_defaults(func=cmd_bench_scaling)
+
+    p = sub.add_parser("paper-page", help="gather the paper's figures and tables from the studies' validated runs")
+    p.add_argument("--studies", nargs="+", required=True, help="the study configs (their resolved study.yaml or configs/*.yaml)")
+    p.add_argument("--out", required=True, help="the folder to write (index.html and its figures and tables)")
+    p.set_defaults(func=cmd_paper_page)
 
     args = parser.parse_args(argv)
     try:

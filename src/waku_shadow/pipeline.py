@@ -17,6 +17,9 @@ LOCAL_CONFIG_ENV = "WAKU_SHADOW_LOCAL_CONFIG"
 # They travel in the environment, which Snakemake does not track, and not in a rule's params,
 # which it does: a machine setting changes how a run is executed, never which runs are due.
 MACHINE_ENV = "WAKU_SHADOW_MACHINE"
+# The studies behind the paper's figures and tables (`snakemake paper`), by their configs/ names.
+PAPER_STUDIES = ("paper", "paper-calibrated", "multihost")
+PAPER_FIGURES = "paper-figures"
 
 
 def local_config_path() -> Path:
@@ -53,9 +56,14 @@ def study_from_snakemake(snakemake_config: dict, local_path: Path | None = None)
     return cfg.resolve(cfg.merge(read_local(local_path), given), source=source)
 
 
+def shipped_study_config(name: str, snakemake_config: dict) -> dict:
+    """configs/<name>.yaml with the machine sections the workflow was given (--config, overlays)."""
+    machine = {section: snakemake_config[section] for section in MACHINE_SECTIONS if section in snakemake_config}
+    return cfg.merge(cfg.read_yaml(checkout.path(f"configs/{name}.yaml")), machine)
+
+
 def study_dir(study: Study) -> Path:
     return Path(study.resources.results_dir) / study.name
-
 
 
 def run_config_json(study: Study, run_id: str) -> str:

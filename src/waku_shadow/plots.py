@@ -18,10 +18,12 @@ from .stats import SUMMARY_COLUMNS  # noqa: E402
 from .units import human_size  # noqa: E402
 
 
-def _save(fig, out: Path, dpi: int) -> None:
+def _save(fig, out: Path | list[Path], dpi: int) -> None:
+    """Save to ``out``, or to each of several paths (one per format)."""
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=dpi)
+    for path in [out] if isinstance(out, Path) else out:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=dpi)
     plt.close(fig)
 
 
@@ -29,7 +31,7 @@ def latency_distributions(
     receipts: pd.DataFrame,
     summary: pd.DataFrame,
     title: str,
-    out: Path,
+    out: Path | list[Path],
     reference: dict[int, tuple[float, float]] | None = None,
 ) -> None:
     """One panel per message size, like the paper's Figure 3: share of receipts per latency bin.
@@ -75,7 +77,7 @@ def latency_distributions(
     _save(fig, out, dpi=150)
 
 
-def figure2(observed: pd.DataFrame, out: Path, nodes=(1_000, 10_000, 100_000), degrees=range(3, 13)) -> None:
+def figure2(observed: pd.DataFrame, out: Path | list[Path], nodes=(1_000, 10_000, 100_000), degrees=range(3, 13)) -> None:
     """The paper's Figure 2: best-topology h_max and bandwidth amplification against D.
 
     Both published forms of Equation 2 are drawn, and ``observed`` (columns nodes,

@@ -1,0 +1,63 @@
+# `snakemake paper`: every study behind the paper's figures and tables (pipeline.PAPER_STUDIES),
+# each with its own runs and report, and one folder, results/paper-figures/, that gathers the
+# figures and tables beside the paper's with the provenance of every run. The study the
+# Snakefile was given brings its own rules; the others come from rules/study.smk as modules.
+# With --keep-going, the folder is written from the validated runs even when some fail (onerror).
+
+PAPER_CONFIGS = {name: pipeline.shipped_study_config(name, config) for name in pipeline.PAPER_STUDIES}
+PAPER_STUDY_FILES = [pipeline.study_dir(pipeline.study_from_snakemake(c)) / layout.STUDY_CONFIG for c in PAPER_CONFIGS.values()]
+PAPER_FIGURES = Path(STUDY.resources.results_dir) / pipeline.PAPER_FIGURES
+
+if STUDY.name != "paper":
+
+    module paper_study:
+        snakefile:
+            "study.smk"
+        config:
+            PAPER_CONFIGS["paper"]
+
+    use rule * from paper_study exclude build_shadow, build_nwaku, identify_prebuilt_nwaku as paper_*
+
+
+if STUDY.name != "paper-calibrated":
+
+    module paper_calibrated_study:
+        snakefile:
+            "study.smk"
+        config:
+            PAPER_CONFIGS["paper-calibrated"]
+
+    use rule * from paper_calibrated_study exclude build_shadow, build_nwaku, identify_prebuilt_nwaku as paper_calibrated_*
+
+
+if STUDY.name != "multihost":
+
+    module multihost_study:
+        snakefile:
+            "study.smk"
+        config:
+            PAPER_CONFIGS["multihost"]
+
+    use rule * from multihost_study exclude build_shadow, build_nwaku, identify_prebuilt_nwaku as multihost_*
+
+
+def paper_page_command(log=""):
+    studies = " ".join(str(path) for path in PAPER_STUDY_FILES)
+    return f"waku-shadow paper-page --studies {studies} --out {PAPER_FIGURES}" + (f" 2> {log}" if log else "")
+
+
+rule paper:
+    input:
+        # each study's report, so each study's runs: the page reads the runs themselves
+        [pipeline.study_dir(pipeline.study_from_snakemake(c)) / layout.REPORT_HTML for c in PAPER_CONFIGS.values()],
+    output:
+        directory(PAPER_FIGURES),
+    log:
+        Path(STUDY.resources.results_dir) / "logs" / "paper.log",
+    shell:
+        paper_page_command("{log}")
+
+
+onerror:
+    if "paper" in workflow.dag_settings.targets and all(path.exists() for path in PAPER_STUDY_FILES):
+        shell(paper_page_command())
