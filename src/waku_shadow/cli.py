@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bandwidth, bench, layout, logs, paper_page, pipeline, plots, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, layout, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -239,6 +239,11 @@ def cmd_bench_scaling(args) -> None:
         print(f"largest N in {gib} GiB: {n}")
 
 
+def cmd_config_reference(args) -> None:
+    """The configuration reference (docs/configuration.md), from the study schema."""
+    print(reference.markdown(), end="")
+
+
 def cmd_paper_page(args) -> None:
     """The paper's figures and tables from the studies' validated runs, in one folder with one page."""
     studies = [pipeline.study_on_this_machine(cfg.read_yaml(path), source=path) for path in args.studies]
@@ -331,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-gib", type=float, nargs="*", default=[22.0, 126.0],
                    help="memory to fit N into (total minus the guard's floor; default 24 and 128 GiB hosts)")
     p.set_defaults(func=cmd_bench_scaling)
+
+    p = sub.add_parser("config-reference", help="print the configuration reference (docs/configuration.md) from the schema")
+    p.set_defaults(func=cmd_config_reference)
 
     p = sub.add_parser("paper-page", help="gather the paper's figures and tables from the studies' validated runs")
     p.add_argument("--studies", nargs="+", required=True, help="the study configs (their resolved study.yaml or configs/*.yaml)")

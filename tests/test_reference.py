@@ -1,0 +1,29 @@
+"""docs/configuration.md is the schema's: regenerated, it is the same file, and every key is described."""
+
+from waku_shadow import config as cfg
+from waku_shadow import reference
+
+from conftest import REPO
+
+
+def test_the_committed_reference_is_the_schemas():
+    committed = (REPO / "docs" / "configuration.md").read_text()
+    assert committed == reference.markdown(), "run: waku-shadow config-reference > docs/configuration.md"
+
+
+def test_every_key_is_described_and_its_default_shown():
+    text = reference.markdown()
+    for path, spec in reference.keys(cfg.schema()):
+        if any(path.startswith(f"{p}.") for p in reference.PASSTHROUGH):
+            continue
+        assert spec.get("description"), f"{path} has no description in the schema"
+        assert f"| `{path}` |" in text or f"## {path}\n" in text, path
+    assert "| `network.nodes` | `50` | integer (≥ 2) |" in text
+    assert "| `study` | required |" in text
+
+
+def test_the_reference_follows_a_changed_default(monkeypatch):
+    changed = cfg.schema()
+    changed["properties"]["network"]["properties"]["nodes"]["default"] = 77
+    monkeypatch.setattr(reference, "schema", lambda: changed)
+    assert "| `network.nodes` | `77` |" in reference.markdown()
