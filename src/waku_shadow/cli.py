@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bandwidth, bench, layout, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, findings, layout, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -244,6 +244,15 @@ def cmd_config_reference(args) -> None:
     print(reference.markdown(), end="")
 
 
+def cmd_docs_tables(args) -> None:
+    """Fill the generated tables of docs (findings, cost) from results/ and bench/."""
+    generated = findings.tables(Path(args.results), Path(args.bench))
+    for doc in map(Path, args.docs):
+        text, kept = findings.fill(doc.read_text(), generated, str(doc))
+        doc.write_text(text)
+        print(f"{doc}: " + (f"kept as they were, no results here: {', '.join(kept)}" if kept else "every table written"))
+
+
 def cmd_paper_page(args) -> None:
     """The paper's figures and tables from the studies' validated runs, in one folder with one page."""
     studies = [pipeline.study_on_this_machine(cfg.read_yaml(path), source=path) for path in args.studies]
@@ -339,6 +348,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("config-reference", help="print the configuration reference (docs/configuration.md) from the schema")
     p.set_defaults(func=cmd_config_reference)
+
+    p = sub.add_parser("docs-tables", help="write the measured tables of docs/findings.md and docs/cost.md from results/ and bench/")
+    p.add_argument("docs", nargs="*", default=["docs/findings.md", "docs/cost.md"])
+    p.add_argument("--results", default="results")
+    p.add_argument("--bench", default="bench")
+    p.set_defaults(func=cmd_docs_tables)
 
     p = sub.add_parser("paper-page", help="gather the paper's figures and tables from the studies' validated runs")
     p.add_argument("--studies", nargs="+", required=True, help="the study configs (their resolved study.yaml or configs/*.yaml)")

@@ -118,7 +118,7 @@ def write(studies: list[Study], out: Path) -> list[str]:
         if not g.validated:
             missing.append(f"{g.study.name}: no validated run, so no Table 5, Figure 3 or Figure 2 from it")
             continue
-        receipts = pd.concat([analysis.run_receipts(r) for r in g.validated], ignore_index=True)
+        receipts = pd.concat([sweep.run_table(r, layout.RECEIPTS) for r in g.validated], ignore_index=True)
         sends = pd.concat([sweep.run_table(r, layout.SENDS) for r in g.validated], ignore_index=True)
         summary = stats.latency_summary(receipts)
         table5.append(paper.table5_comparison(summary).assign(study=g.study.name))

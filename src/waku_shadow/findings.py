@@ -1,0 +1,156 @@
+"""The measured tables of docs/findings.md and docs/cost.md, written from results/ and bench/.
+
+A doc marks where a table goes:
+
+    <!-- generated: table5 -->
+    ...replaced by `waku-shadow docs-tables`...
+    <!-- /generated -->
+
+Every table says which runs it comes from. A block whose results are not on this machine keeps
+what it holds, and the command says so: results are regenerated where they can be run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from . import config as cfg
+from . import analysis, layout, paper, paper_page, pipeline, report, stats, sweep
+from .errors import ConfigError
+
+BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
+
+
+def studies(results_dir: Path) -> list[cfg.Study]:
+    """Every study with a resolved study.yaml under results_dir, on this machine's settings."""
+    found = []
+    for path in sorted(results_dir.glob(f"*/{layout.STUDY_CONFIG}")):
+        study = pipeline.study_on_this_machine(cfg.read_yaml(path), source=str(path))
+        found.append(cfg.resolve(cfg.merge(study.resolved, {"resources": {"results_dir": str(results_dir)}})))
+    return found
+
+
+def runs_table(gathered: list[paper_page.StudyRuns]) -> str | None:
+    rows = []
+    for g in gathered:
+        for row in g.states.to_dict("records"):
+            if row["state"] == "not run":
+                continue
+            run_dir = layout.run_dir(g.study_dir, row["run"])
+            provenance = run_dir / layout.PROVENANCE
+            build = ""
+            if provenance.exists():
+                nwaku = json.loads(provenance.read_text())["nwaku"]
+                build = f"{nwaku['nwaku_tag']} {nwaku.get('memory_manager', 'refc')}/{nwaku.get('allocator', 'nim')}"
+            wall = row.get("wall_s")
+            rows.append(f"| {g.study.name} | {row['run']} | {_number(wall, '{:.0f} s')} | "
+                        f"{_number(row.get('peak_memory_GiB'), '{:.2f} GiB')} | {row['state'].replace('|', '/')} | {build} |")
+    if not rows:
+        return None
+    return "\n".join(["| study | run | wall time | peak memory | state | nwaku build |", "|---|---|---:|---:|---|---|", *rows])
+
+
+def _number(value, form: str) -> str:
+    return "" if value is None or pd.isna(value) else form.format(value)
+
+
+def single_host_tables(gathered: list[paper_page.StudyRuns]) -> tuple[str | None, str | None]:
+    """Table 5 beside ours and the distances from the paper's raw latencies, per single-host study
+    that ran a size the paper simulated."""
+    table5, distances = [], []
+    for g in gathered:
+        if not g.single_host or not g.validated:
+            continue
+        receipts = pd.concat([sweep.run_table(r, layout.RECEIPTS) for r in g.validated], ignore_index=True)
+        if g.study.sweep:
+            continue
+        comparison = paper.table5_comparison(stats.latency_summary(receipts))
+        if comparison.empty:
+            continue
+        runs = ", ".join(r.name for r in g.validated)
+        table5.append(f"**{g.study.name}** ({runs}):\n\n" + paper.table5_markdown(comparison))
+        keys = sweep.point_keys(g.study)
+        pooled = paper.distances(receipts, keys)
+        distances.append(f"**{g.study.name}** ({runs}):\n\n"
+                         + paper.distances_markdown(pooled, paper.distances(receipts, [*keys, "seed"]), keys))
+    return ("\n".join(table5) or None), ("\n".join(distances) or None)
+
+
+def table3(gathered: list[paper_page.StudyRuns]) -> str | None:
+    parts = []
+    for g in gathered:
+        if g.single_host or not g.validated or g.study.locations is None:
+            continue
+        slow_start = "on" if g.study.tcp_slow_start_after_idle else "off"
+        parts.append(f"**{g.study.name}** (TCP slow start after idle {slow_start}; "
+                     f"{', '.join(r.name for r in g.validated)}):\n\n"
+                     + paper.table3_markdown(analysis.multihost_table3(g.validated)))
+    return "\n".join(parts) or None
+
+
+def sweeps(gathered: list[paper_page.StudyRuns]) -> str | None:
+    parts = []
+    for g in gathered:
+        points = g.study_dir / layout.POINTS_TABLE
+        if g.study.sweep is None or not points.exists():
+            continue
+        keys = sweep.point_keys(g.study)
+        table = pd.read_csv(points)
+        metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message")
+                   if m in set(table["metric"])]
+        parts.append(f"**{g.study.name}** ({len(g.validated)} validated runs):\n\n"
+                     + report.points_markdown(sweep.wide(table, keys, metrics), keys, metrics))
+    return "\n".join(parts) or None
+
+
+def scaling(bench_dir: Path) -> str | None:
+    rows = []
+    for path in sorted(bench_dir.glob("scaling-*.json")):
+        document = json.loads(path.read_text())
+        law = document["law"]
+        fits = document.get("largest_n_in_gib", {})
+        rows.append(f"| {path.stem} | {law['wall_s']} | {law['peak_memory_gib']} | "
+                    + ", ".join(f"{gib} GiB: N = {n}" for gib, n in fits.items()) + " |")
+    if not rows:
+        return None
+    return "\n".join(["| fit (bench/…json) | wall time (s) | peak memory (GiB) | largest N that fits |", "|---|---|---|---|", *rows])
+
+
+def bench_rows(bench_dir: Path) -> str | None:
+    path = bench_dir / "results.csv"
+    if not path.exists():
+        return None
+    table = pd.read_csv(path)
+    rows = [f"| {r.started_utc} | {r.label} | {r.run} | {r.status} | {r.wall_s:.0f} s | {r.peak_memory_gib:.2f} GiB | "
+            f"{r.node_seconds_per_wall_second:.0f} | {r.waku_shadow} |" for r in table.itertuples()]
+    return "\n".join(["| started (UTC) | config | run | status | wall time | peak memory | node-s per s | waku-shadow |",
+                      "|---|---|---|---|---:|---:|---:|---|", *rows])
+
+
+def tables(results_dir: Path, bench_dir: Path) -> dict[str, str | None]:
+    gathered = paper_page.gather(studies(results_dir))
+    table5, distances = single_host_tables(gathered)
+    return {
+        "runs": runs_table(gathered), "table5": table5, "distances": distances, "table3": table3(gathered),
+        "sweeps": sweeps(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
+    }
+
+
+def fill(text: str, generated: dict[str, str | None], source: str) -> tuple[str, list[str]]:
+    """``text`` with every generated block that has a table replaced; and the names of those kept as they were."""
+    kept = []
+
+    def replace(match: re.Match) -> str:
+        name = match["name"]
+        if name not in generated:
+            raise ConfigError(f"{source}: no table is called {name!r}; known: {', '.join(generated)}")
+        if generated[name] is None:
+            kept.append(name)
+            return match[0]
+        return f"{match[1]}{generated[name].rstrip()}\n{match[4]}"
+
+    return BLOCK.sub(replace, text), kept

@@ -1,0 +1,70 @@
+"""The docs' generated tables, written from recorded real runs and the committed benchmark records."""
+
+import pytest
+
+from waku_shadow import cli, findings, layout
+
+from conftest import REPO
+from recorded import CASCADE_RUNS, RUNS, parsed_copies
+from test_paper_page import study_in
+
+DOC = """# Findings
+
+Intro kept.
+
+<!-- generated: table5 -->
+old table
+<!-- /generated -->
+
+<!-- generated: table3 -->
+old cascade table
+<!-- /generated -->
+
+<!-- generated: runs -->
+<!-- /generated -->
+
+<!-- generated: scaling -->
+<!-- /generated -->
+"""
+
+
+@pytest.fixture
+def results(tmp_path):
+    results = tmp_path / "results"
+    study = study_in("recorded", results)
+    parsed_copies(RUNS, results / study.name / layout.RUNS)
+    (results / study.name / layout.STUDY_CONFIG).write_text((REPO / "tests/data/recorded.yaml").read_text())
+    return results
+
+
+def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, tmp_path):
+    doc = tmp_path / "findings.md"
+    doc.write_text(DOC)
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--bench", str(REPO / "bench")]) == 0
+    text = doc.read_text()
+    assert "Intro kept." in text and "old table" not in text
+    assert "**recorded** (n16-size2000B-seed11, n16-size100000B-seed11):" in text
+    assert "| 2 KB | 356 / " in text  # the paper's 2 KB minimum beside ours
+    assert "old cascade table" in text  # no cascade study in these results
+    for run in RUNS:
+        assert f"| recorded | {run.name} |" in text and "| validated |" in text
+    assert "scaling-paper-10000B" in text  # bench/scaling-*.json
+    again, kept = findings.fill(text, findings.tables(results, REPO / "bench"), "doc")
+    assert again == text and kept == ["table3"]
+
+
+def test_a_cascade_fills_table3(tmp_path):
+    results = tmp_path / "results"
+    study = study_in("recorded-cascade", results)
+    parsed_copies(CASCADE_RUNS, results / study.name / layout.RUNS)
+    (results / study.name / layout.STUDY_CONFIG).write_text((REPO / "tests/data/recorded-cascade.yaml").read_text())
+    table = findings.tables(results, tmp_path)["table3"]
+    assert table.startswith("**recorded-cascade** (TCP slow start after idle off;")
+    assert "| L_t |" in table
+
+
+def test_an_unknown_block_is_named(results, tmp_path):
+    doc = tmp_path / "cost.md"
+    doc.write_text("<!-- generated: tabel5 -->\n<!-- /generated -->\n")
+    assert cli.main(["docs-tables", str(doc), "--results", str(results)]) == 1
+    assert "tabel5" in doc.read_text()
