@@ -15,6 +15,10 @@ min_version("9.0")
 include: "rules/study.smk"
 
 
+localrules:
+    all,
+
+
 rule all:
     default_target: True
     input:

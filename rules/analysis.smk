@@ -1,6 +1,13 @@
 # Study-level tables, figures and report from every validated run.
 
 
+# quick, and reading every run: where snakemake runs, not as cluster jobs
+localrules:
+    study_config,
+    summarize,
+    report,
+
+
 rule study_config:
     output:
         STUDY_DIR / layout.STUDY_CONFIG,

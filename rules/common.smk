@@ -1,7 +1,7 @@
 import shlex
 from pathlib import Path
 
-from waku_shadow import checkout, layout, pipeline, stack
+from waku_shadow import checkout, cost, layout, pipeline, stack
 
 # Validated before any rule runs: a bad key or value stops here, naming it.
 STUDY = pipeline.study_from_snakemake(config)
@@ -22,6 +22,16 @@ else:
     NWAKU_DIR = pipeline.nwaku_build_dir(STUDY)
     WAKUNODE2 = str(NWAKU_DIR / "wakunode2")
 NWAKU_IDENTITY = str(NWAKU_DIR / stack.IDENTITY)
+
+
+COST_LAW = cost.read()
+
+
+def run_needs(run_id):
+    """Memory, wall time and threads one run of the study needs (cost.needs)."""
+    run = pipeline.study_on_this_machine(STUDY.run_config(run_id), source=f"run {run_id}")
+    # a cluster executor sets no total of cores: each job gets a node's share
+    return cost.needs(run, COST_LAW, workflow.resource_settings.cores)
 
 
 def run_file(name):

@@ -46,6 +46,10 @@ def paper_page_command(log=""):
     return f"waku-shadow paper-page --studies {studies} --out {PAPER_FIGURES}" + (f" 2> {log}" if log else "")
 
 
+localrules:
+    paper,
+
+
 rule paper:
     input:
         # each study's report, so each study's runs: the page reads the runs themselves

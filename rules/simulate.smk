@@ -37,10 +37,15 @@ rule simulate:
         run_dir=RUN_DIR,
     log:
         job_log("simulate"),
-    # Shadow uses every core it is given; runs go one at a time.
-    threads: workflow.cores
+    # What the cost law predicts for the run: Snakemake starts as many runs at once as --cores and
+    # --resources mem_mb allow, and Slurm gets them as --cpus-per-task, --mem and --time.
+    threads: lambda w: run_needs(w.run).threads
+    resources:
+        mem_mb=lambda w: run_needs(w.run).mem_mb,
+        runtime=lambda w: run_needs(w.run).runtime_min,
     shell:
-        "waku-shadow simulate --run-dir {params.run_dir} --shadow {input.shadow} 2> {log}"
+        "waku-shadow simulate --run-dir {params.run_dir} --shadow {input.shadow}"
+        " --parallelism {threads} --memory-budget-mb {resources.mem_mb} 2> {log}"
 
 
 rule parse:

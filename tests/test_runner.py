@@ -287,3 +287,24 @@ def test_shadow_and_its_processes_may_merge_pages(tmp_path, monkeypatch):
     assert (tmp_path / "merging").read_text() == "1"
     runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     assert (tmp_path / "merging").read_text() == "0"
+
+
+def test_a_run_over_its_declared_memory_is_stopped_alone(tmp_path, monkeypatch):
+    """With runs sharing a machine, the guard stops the one that takes more than it declared, while the
+    machine still has memory to spare (here: it always does)."""
+    shadow = fake_shadow(tmp_path, "ballast = bytearray(160 * 2**20)\nfor _ in range(600):\n    time.sleep(0.1)\n")
+    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
+    with pytest.raises(RunError, match=r"the run took 0\.\d GiB, more than the 0\.1 GiB it declared") as stopped:
+        runner.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
+                   memory_budget_bytes=100 * 2**20)
+    assert "resources.run_memory" in str(stopped.value)
+    assert runner.read_stats(tmp_path).status == "stopped by memory guard"
+
+
+def test_a_run_within_its_declared_memory_completes_and_shadow_gets_its_threads(tmp_path, monkeypatch):
+    shadow = fake_shadow(tmp_path, "print(' '.join(sys.argv[1:]))\nballast = bytearray(20 * 2**20)\ntime.sleep(0.6)\n")
+    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
+    stats = runner.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
+                       memory_budget_bytes=500 * 2**20, parallelism=3)
+    assert stats.status == "completed"
+    assert (tmp_path / layout.SHADOW_LOG).read_text().split() == ["--progress", "true", "--parallelism", "3", layout.SHADOW_CONFIG]

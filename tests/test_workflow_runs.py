@@ -22,22 +22,28 @@ def write_executable(path, text):
     path.chmod(0o755)
 
 
+def write_stand_ins(workdir, bin_dir: str) -> None:
+    """Shadow, wakunode2 and curl stand-ins in ``workdir/bin_dir``, and a local config naming them by
+    ``bin_dir``'s path (relative to workdir when it is relative)."""
+    (workdir / bin_dir).mkdir()
+    replay = REPO / "tests" / "stand_ins" / "replay_shadow.py"
+    write_executable(workdir / bin_dir / "shadow", f'#!/bin/sh\nexec "{sys.executable}" "{replay}" "$@"\n')
+    write_executable(workdir / bin_dir / "wakunode2", "#!/bin/sh\necho 'version / git commit hash: v0.37.1-beta (stand-in)'\n")
+    write_executable(workdir / bin_dir / "curl", "#!/bin/sh\necho 'curl 8 (stand-in)'\n")
+    local = {
+        "stack": {"shadow": {"binary": f"{bin_dir}/shadow"}, "nwaku": {"binary": f"{bin_dir}/wakunode2"},
+                  "curl": f"{bin_dir}/curl"},
+        "resources": {"memory_floor": "1 GiB"},
+    }
+    (workdir / "local.yaml").write_text(yaml.safe_dump(local))
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     """A directory to run the workflow in, with Shadow, wakunode2 and curl stand-ins under bin/ and a
     local config naming them by relative paths, as a newcomer's build rules would leave them."""
     workdir = tmp_path_factory.mktemp("workflow")
-    bin_dir = workdir / "bin"
-    bin_dir.mkdir()
-    replay = REPO / "tests" / "stand_ins" / "replay_shadow.py"
-    write_executable(bin_dir / "shadow", f'#!/bin/sh\nexec "{sys.executable}" "{replay}" "$@"\n')
-    write_executable(bin_dir / "wakunode2", "#!/bin/sh\necho 'version / git commit hash: v0.37.1-beta (stand-in)'\n")
-    write_executable(bin_dir / "curl", "#!/bin/sh\necho 'curl 8 (stand-in)'\n")
-    local = {
-        "stack": {"shadow": {"binary": "bin/shadow"}, "nwaku": {"binary": "bin/wakunode2"}, "curl": "bin/curl"},
-        "resources": {"memory_floor": "1 GiB"},
-    }
-    (workdir / "local.yaml").write_text(yaml.safe_dump(local))
+    write_stand_ins(workdir, "bin")
     done = snakemake(workdir)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     return workdir

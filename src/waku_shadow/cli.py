@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import bandwidth, bench, findings, layout, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, cost, findings, layout, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -114,6 +114,8 @@ def cmd_simulate(args) -> None:
         merge_identical_pages=study.resources.merge_identical_pages,
         attempts_log=layout.attempts(study_dir, run_dir.name),
         failures_dir=layout.failures(study_dir, run_dir.name),
+        parallelism=args.parallelism,
+        memory_budget_bytes=args.memory_budget_mb * 2**20 if args.memory_budget_mb else None,
     )
     logs.collect(run_dir)
     print(
@@ -244,6 +246,18 @@ def cmd_config_reference(args) -> None:
     print(reference.markdown(), end="")
 
 
+def cmd_cost_law(args) -> None:
+    """Fit the cost law to the completed runs of one nwaku build under results/ and write it."""
+    runs = cost.measured_runs(Path(args.results))
+    if runs.empty:
+        raise ConfigError(f"no completed runs under {args.results}")
+    build = args.build or runs["build"].mode()[0]
+    law = cost.fit(runs, build, os.cpu_count() or 1)
+    cost.write(law, Path(args.out))
+    print(runs[runs["build"] == build].round(2).to_string(index=False))
+    print(f"{args.out}: {law}")
+
+
 def cmd_docs_tables(args) -> None:
     """Fill the generated tables of docs (findings, cost) from results/ and bench/."""
     generated = findings.tables(Path(args.results), Path(args.bench))
@@ -296,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("simulate", help="run Shadow on a rendered run folder under the memory guard")
     p.add_argument("--run-dir", required=True)
     p.add_argument("--shadow", required=True)
+    p.add_argument("--parallelism", type=int, help="Shadow's worker threads (the job's threads); default: Shadow's")
+    p.add_argument("--memory-budget-mb", type=int, help="stop the run when its own memory passes this (its declared mem_mb)")
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("parse", help="parse a run's node logs into receipts/publishes/sends tables")
@@ -348,6 +364,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("config-reference", help="print the configuration reference (docs/configuration.md) from the schema")
     p.set_defaults(func=cmd_config_reference)
+
+    p = sub.add_parser("cost-law", help="fit what a run costs (memory, wall time) to the completed runs under results/")
+    p.add_argument("--results", default="results")
+    p.add_argument("--build", help="the nwaku build whose runs to fit (tag-memory_manager-allocator); default: the commonest")
+    p.add_argument("--out", default=cost.LAW_FILE)
+    p.set_defaults(func=cmd_cost_law)
 
     p = sub.add_parser("docs-tables", help="write the measured tables of docs/findings.md and docs/cost.md from results/ and bench/")
     p.add_argument("docs", nargs="*", default=["docs/findings.md", "docs/cost.md"])

@@ -119,6 +119,10 @@ class Resources:
     memory_floor_bytes: int
     memory_poll_interval_ns: int
     merge_identical_pages: bool
+    cost_margin: float
+    run_memory_bytes: int | None
+    run_runtime_ns: int | None
+    threads_per_run: int | None
     results_dir: str
     build_dir: str
 
@@ -145,7 +149,6 @@ class Study:
     interval_ns: int
     warmup_messages: int
     rln: Rln
-    parallelism: int
     bootstrap_ns: int
     drain_ns: int
     stop_time_override_ns: int | None
@@ -390,7 +393,6 @@ def _resolve(raw: dict) -> Study:
         interval_ns=interval,
         warmup_messages=traffic["warmup_messages"],
         rln=_rln(raw.get("rln") or {}, rln),
-        parallelism=sh["parallelism"],
         bootstrap_ns=bootstrap,
         drain_ns=drain,
         stop_time_override_ns=stop,
@@ -410,6 +412,10 @@ def _resolve(raw: dict) -> Study:
                 cfg["resources"]["memory_poll_interval"], "resources.memory_poll_interval"
             ),
             merge_identical_pages=cfg["resources"]["merge_identical_pages"],
+            cost_margin=cfg["resources"]["cost_margin"],
+            run_memory_bytes=_optional(units.size_bytes, cfg["resources"]["run_memory"], "resources.run_memory"),
+            run_runtime_ns=_optional(units.duration_ns, cfg["resources"]["run_runtime"], "resources.run_runtime"),
+            threads_per_run=cfg["resources"]["threads_per_run"],
             results_dir=str(Path(cfg["resources"]["results_dir"]).expanduser()),
             build_dir=str(Path(cfg["resources"]["build_dir"]).expanduser()),
         ),
@@ -549,6 +555,10 @@ def _schema_problem(error: jsonschema.ValidationError, where: tuple[str, ...]) -
     if error.validator == "required":
         return f"missing key: {error.message}"
     return f"{key or '(top level)'}: {error.message}"
+
+
+def _optional(parse, value, key: str):
+    return None if value is None else parse(value, key)
 
 
 def check_machine_sections(raw: dict) -> None:

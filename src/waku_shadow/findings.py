@@ -19,8 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
-from . import analysis, layout, paper, paper_page, pipeline, report, stats, sweep
+from . import analysis, cost, layout, paper, paper_page, pipeline, report, stats, sweep
 from .errors import ConfigError
+from .units import human_size
 
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 
@@ -58,12 +59,15 @@ def _number(value, form: str) -> str:
     return "" if value is None or pd.isna(value) else form.format(value)
 
 
+PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
+
+
 def single_host_tables(gathered: list[paper_page.StudyRuns]) -> tuple[str | None, str | None]:
-    """Table 5 beside ours and the distances from the paper's raw latencies, per single-host study
-    that ran a size the paper simulated."""
+    """Table 5 beside ours and the distances from the paper's raw latencies, per single-host study of
+    the paper's 1000 nodes that ran a size the paper simulated."""
     table5, distances = [], []
     for g in gathered:
-        if not g.single_host or not g.validated:
+        if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
             continue
         receipts = pd.concat([sweep.run_table(r, layout.RECEIPTS) for r in g.validated], ignore_index=True)
         if g.study.sweep:
@@ -120,6 +124,29 @@ def scaling(bench_dir: Path) -> str | None:
     return "\n".join(["| fit (bench/…json) | wall time (s) | peak memory (GiB) | largest N that fits |", "|---|---|---|---|", *rows])
 
 
+CAPACITY_SIZES = (2_000, 25_000, 100_000, 500_000)
+CAPACITY_GIB = (22, 250)  # this 24 GiB machine less the guard's floor; a 256 GB host
+
+
+def capacity(bench_dir: Path) -> str | None:
+    """Per message size, what the cost law (bench/cost-law.json) predicts for N = 1000 and the largest N
+    whose predicted memory fits a 24 GiB and a 256 GB host."""
+    path = bench_dir / Path(cost.LAW_FILE).name
+    if not path.exists():
+        return None
+    law = cost.read(path)
+    simulated_s = 85  # the paper study's runs: 20 s bootstrap, 10 messages 5 s apart, 10 s drain
+    rows = [f"| {human_size(size)} | {law.memory_gib(1000, size):.1f} GiB | {law.wall_s(1000, size, simulated_s) / 60:.0f} min | "
+            + " | ".join(f"{cost.largest_nodes(law, size, gib):,}" for gib in CAPACITY_GIB) + " |"
+            for size in CAPACITY_SIZES]
+    return "\n".join([
+        f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({path.name}): "
+        f"peak memory = {law.base_gib:.2f} GiB + N x ({law.idle_mib_per_node:.2f} MiB + {law.mib_per_node_per_kb:.4f} MiB x KB).",
+        "",
+        "| message size | N = 1000: memory | N = 1000: wall time | largest N in " + " GiB | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |",
+        "|---|---:|---:|---:|---:|", *rows])
+
+
 def bench_rows(bench_dir: Path) -> str | None:
     path = bench_dir / "results.csv"
     if not path.exists():
@@ -137,6 +164,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, str | None]:
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances, "table3": table3(gathered),
         "sweeps": sweeps(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
+        "capacity": capacity(bench_dir),
     }
 
 

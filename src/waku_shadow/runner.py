@@ -133,6 +133,22 @@ def _session_members(session: int) -> list[int]:
     return members
 
 
+def session_pss_bytes(session: int) -> int:
+    """The proportional set size of every process in the session: each shared page (Shadow's shared
+    memory with its processes, merged pages, the page cache) counted once over all who map it."""
+    total = 0
+    for pid in _session_members(session):
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:  # exited between listing and reading
+            continue
+    return total
+
+
 def memory_breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int) -> MemoryBreakdown:
     shadow = anon = file = count = 0
     for pid in _session_members(shadow_pid):
@@ -302,11 +318,17 @@ def run(
     merge_identical_pages: bool = False,
     attempts_log: Path | None = None,
     failures_dir: Path | None = None,
+    parallelism: int | None = None,
+    memory_budget_bytes: int | None = None,
 ) -> RunStats:
     """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly.
 
-    Every attempt is recorded in ``attempts_log``; a failed one's evidence is kept in
-    ``failures_dir`` (see failures.keep) and named in the error.
+    The guard stops Shadow when the machine's available memory falls below ``memory_floor_bytes``,
+    and when the run's own memory (the proportional share of every page Shadow and its processes
+    map) passes ``memory_budget_bytes``, the budget it declared to the scheduler: when runs share
+    a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
+    ``attempts_log``; a failed one's evidence is kept in ``failures_dir`` (see failures.keep) and
+    named in the error.
     """
     found = shutil.which(shadow_binary)
     if found is None:
@@ -327,7 +349,8 @@ def run(
     started = time.monotonic()
     with (run_dir / layout.SHADOW_LOG).open("wb") as stdout:
         process = subprocess.Popen(
-            [shadow_binary, "--progress", "true", layout.SHADOW_CONFIG],
+            [shadow_binary, "--progress", "true", *(["--parallelism", str(parallelism)] if parallelism else []),
+             layout.SHADOW_CONFIG],
             cwd=run_dir,
             stdout=stdout,
             stderr=subprocess.PIPE,
@@ -336,7 +359,9 @@ def run(
         )
         reader = _ProgressReader(process.stderr, run_dir / layout.SHADOW_STDERR, echo_progress)
         reader.start()
-        guard_tripped = False
+        guard_tripped = over_budget = False
+        own_peak = 0
+        next_own_check = started + BREAKDOWN_INTERVAL_S
         at_peak: MemoryBreakdown | None = None
         next_breakdown = started + BREAKDOWN_INTERVAL_S  # nothing to break down before the nodes start
         # Shadow runs in its own session: if we are stopped, it must not run on unguarded
@@ -350,6 +375,13 @@ def run(
                     _stop(process)
                     break
                 now = time.monotonic()
+                if memory_budget_bytes and now >= next_own_check:
+                    own_peak = max(own_peak, session_pss_bytes(process.pid))
+                    next_own_check = now + BREAKDOWN_INTERVAL_S
+                    if own_peak > memory_budget_bytes:
+                        over_budget = True
+                        _stop(process)
+                        break
                 if now >= next_breakdown and (at_peak is None or available <= min_available):
                     at_peak = memory_breakdown(process.pid, now - started, baseline_available - available)
                     next_breakdown = now + BREAKDOWN_INTERVAL_S
@@ -373,16 +405,20 @@ def run(
         failed_processes=failed_processes(run_dir / layout.SHADOW_LOG),
         memory_at_peak=None if at_peak is None else asdict(at_peak),
     )
-    if guard_tripped:
+    if over_budget:
+        why = (f"the run took {_gib(own_peak)}, more than the {_gib(memory_budget_bytes)} it declared "
+               f"(the cost law x resources.cost_margin, or resources.run_memory); raise resources.run_memory, "
+               f"or refit the law (waku-shadow cost-law) if the build has changed")
+    elif guard_tripped:
+        why = (f"available memory fell below the floor of {_gib(memory_floor_bytes)} (the run had taken "
+               f"{_gib(stats.peak_memory_bytes)}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
+               f"message size, or lower resources.memory_floor if the machine can spare it")
+    if over_budget or guard_tripped:
         stats.status = "stopped by memory guard"
         stats.simulated_reached = latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
         stats.write(run_dir, attempts_log)
         raise RunError(_where_kept(run_dir, stats, failures_dir,
-            f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of "
-            f"{reader.simulated_end}: available memory fell below the floor of "
-            f"{_gib(memory_floor_bytes)} (the run had taken {_gib(stats.peak_memory_bytes)}, "
-            f"{stats.wall_seconds:.0f} s wall); lower network.nodes or the message size, "
-            f"or lower resources.memory_floor if the machine can spare it"
+            f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of {reader.simulated_end}: {why}"
         ))
     if process.returncode != 0:
         stats.status = "failed"

@@ -168,7 +168,6 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     general = {
         "stop_time": shadow_time(study.stop_time_ns),
         "seed": study.seed,
-        "parallelism": study.parallelism,
         "progress": True,
         "model_unblocked_syscall_latency": study.model_unblocked_syscall_latency,
         "data_directory": layout.SHADOW_DATA,
