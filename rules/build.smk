@@ -13,7 +13,7 @@ if not STUDY.stack.shadow_binary:
             prefix=str(SHADOW_DIR),
         log:
             str(BUILD_DIR / "logs" / f"shadow-{SHADOW_DIR.name}.log"),
-        threads: workflow.cores
+        threads: BUILD_THREADS
         shell:
             "{workflow.basedir}/scripts/build_shadow.sh {params.repository} {params.tag} {params.prefix} {input.patches} > {log} 2>&1"
 
@@ -53,7 +53,7 @@ else:
             make_flag_args=" ".join(f"--make-flag {shlex.quote(f)}" for f in STUDY.stack.nwaku_make_flags),
         log:
             str(NWAKU_DIR / "build.log"),
-        threads: workflow.cores
+        threads: BUILD_THREADS
         shell:
             "NWAKU_MAKE_FLAGS={params.make_flags:q} NWAKU_PATH_PREPEND={params.path_prepend:q}"
             " NWAKU_MEMORY_MANAGER={params.memory_manager} NWAKU_ALLOCATOR={params.allocator}"

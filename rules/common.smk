@@ -25,6 +25,8 @@ NWAKU_IDENTITY = str(NWAKU_DIR / stack.IDENTITY)
 
 
 COST_LAW = cost.read()
+# a cluster executor sets no total of cores: a build job then asks for a node's usual share
+BUILD_THREADS = workflow.resource_settings.cores or 8
 
 
 def run_needs(run_id):
