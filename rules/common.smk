@@ -10,8 +10,9 @@ STUDY_DIR = pipeline.study_dir(STUDY)
 RUNS = STUDY.run_ids()
 RUN_DIR = str(layout.run_dir(STUDY_DIR, "{run}"))
 BUILD_DIR = Path(STUDY.resources.build_dir)
-PATCHES = [str(p.relative_to(checkout.root())) for p in stack.patches(STUDY.stack.nwaku_tag)]
-SHADOW_PATCHES = [str(p.relative_to(checkout.root())) for p in stack.shadow_patches()]
+# by absolute path: the workflow may run in another directory (--directory)
+PATCHES = [str(p) for p in stack.patches(STUDY.stack.nwaku_tag)]
+SHADOW_PATCHES = [str(p) for p in stack.shadow_patches()]
 
 SHADOW_DIR = pipeline.shadow_build_dir(STUDY)
 SHADOW = STUDY.stack.shadow_binary or str(SHADOW_DIR / "bin" / "shadow")

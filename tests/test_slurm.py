@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from waku_shadow import pipeline
 
 from conftest import RECORDED, REPO
@@ -57,3 +58,14 @@ def test_a_study_runs_through_slurm(workdir):
     assert {"rule_render", "rule_simulate", "rule_parse", "rule_validate"} <= submitted, sorted(submitted)
     assert not any("rule_summarize" in str(path) for path in logs)  # a local rule
     assert (workdir / "results" / "recorded" / "report.html").exists()
+
+
+def test_the_profile_builds_nwaku_as_a_job_of_its_own(workdir):
+    """Under a cluster executor Snakemake sets no total of cores; the build rules still say what they need."""
+    local = yaml.safe_load((workdir / "local.yaml").read_text())
+    local["stack"]["nwaku"] = {"source": str(workdir / "nwaku")}
+    (workdir / "local.yaml").write_text(yaml.safe_dump(local))
+    done = snakemake(workdir, "-n")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    build = done.stdout.split("rule build_nwaku:")[1].split("\n\n")[0]
+    assert "mem_mb=4096" in build and "runtime=60" in build
