@@ -137,8 +137,9 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                         "--no-progress-meter",
                         "--show-error",
                         "--fail-with-body",
-                        # nwaku v0.36.0's REST server sometimes answers HTTP 400 ("could not
-                        # decode") to a body it received whole (see README, D sweep); the retry is logged
+                        # nwaku v0.36.0's REST server sometimes answered HTTP 400 ("could not
+                        # decode") to a body it received whole (docs/findings.md); a retry is logged
+                        # and counted by validation
                         "--retry",
                         str(PUBLISH_RETRIES),
                         "--retry-all-errors",
