@@ -2,6 +2,10 @@ import pytest
 import yaml
 
 from waku_shadow import config as cfg
+
+from waku_shadow import schema
+
+from waku_shadow.study import merge
 from waku_shadow import pipeline
 from waku_shadow.errors import ConfigError
 
@@ -77,11 +81,11 @@ def test_default_config_states_every_key_with_its_default():
 
 
 def test_slow_start_after_idle_is_upstream_shadows_behaviour_unless_asked(small_study):
-    spec = cfg.schema()["properties"]["network"]["properties"]["tcp_slow_start_after_idle"]
+    spec = schema.schema()["properties"]["network"]["properties"]["tcp_slow_start_after_idle"]
     assert spec["type"] == "boolean" and spec["default"] is False
     assert "shadow/patches/0001-tcp-slow-start-after-idle.patch" in spec["description"]
     assert small_study.tcp_slow_start_after_idle is False
-    asked = cfg.resolve(cfg.merge(small_study.study_config(), {"network": {"tcp_slow_start_after_idle": True}}))
+    asked = cfg.resolve(merge(small_study.study_config(), {"network": {"tcp_slow_start_after_idle": True}}))
     assert asked.tcp_slow_start_after_idle is True
 
 
@@ -116,7 +120,7 @@ def test_stop_time_is_derived_from_the_schedule(small_study):
     ],
 )
 def test_bad_configs_name_the_problem(override, message):
-    raw = cfg.merge({"study": "bad"}, override)
+    raw = merge({"study": "bad"}, override)
     with pytest.raises(ConfigError) as error:
         cfg.resolve(raw, source="bad.yaml")
     assert str(error.value).startswith("bad.yaml: ")
@@ -176,7 +180,7 @@ def sweep_study(**overrides):
         "network": {"nodes": 16, "peers_per_node": 4, "latency": "50 ms"},
         "traffic": {"message_sizes": ["1 B", "10 KB"]},
     }
-    return cfg.resolve(cfg.merge(raw, overrides))
+    return cfg.resolve(merge(raw, overrides))
 
 
 def test_sweep_expands_to_one_run_per_value_size_and_seed():

@@ -5,6 +5,8 @@ import pandas as pd
 import pytest
 
 from waku_shadow import config as cfg
+
+from waku_shadow.study import Study
 from waku_shadow import cost
 from waku_shadow.errors import ConfigError
 
@@ -36,7 +38,7 @@ def test_too_few_points_are_refused():
         cost.fit(runs_from(LAW, [(50, 2000, 40), (50, 2000, 40), (1000, 2000, 85)]), LAW.build, cores=2)
 
 
-def run_of(nodes: int, size: str, **resources) -> cfg.Study:
+def run_of(nodes: int, size: str, **resources) -> Study:
     return cfg.resolve({"study": "s", "network": {"nodes": nodes, "peers_per_node": 3},
                         "traffic": {"message_sizes": [size]}, "resources": resources})
 

@@ -5,14 +5,16 @@ import json
 import pandas as pd
 
 from waku_shadow import config as cfg
+
+from waku_shadow.study import Study, merge
 from waku_shadow import layout, paper_page
 
 from conftest import RECORDED
 from recorded import CASCADE_RUNS, RUNS, parsed_copies
 
 
-def study_in(name: str, results_dir) -> cfg.Study:
-    return cfg.resolve(cfg.merge(cfg.read_yaml(RECORDED / f"{name}.yaml"), {"resources": {"results_dir": str(results_dir)}}))
+def study_in(name: str, results_dir) -> Study:
+    return cfg.resolve(merge(cfg.read_yaml(RECORDED / f"{name}.yaml"), {"resources": {"results_dir": str(results_dir)}}))
 
 
 def test_the_page_shows_what_validated_runs_allow_and_names_the_rest(tmp_path):

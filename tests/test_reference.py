@@ -1,6 +1,7 @@
 """docs/configuration.md is the schema's: regenerated, it is the same file, and every key is described."""
 
-from waku_shadow import config as cfg
+
+from waku_shadow import schema
 from waku_shadow import reference
 
 from conftest import REPO
@@ -13,7 +14,7 @@ def test_the_committed_reference_is_the_schemas():
 
 def test_every_key_is_described_and_its_default_shown():
     text = reference.markdown()
-    for path, spec in reference.keys(cfg.schema()):
+    for path, spec in reference.keys(schema.schema()):
         if any(path.startswith(f"{p}.") for p in reference.PASSTHROUGH):
             continue
         assert spec.get("description"), f"{path} has no description in the schema"
@@ -23,7 +24,7 @@ def test_every_key_is_described_and_its_default_shown():
 
 
 def test_the_reference_follows_a_changed_default(monkeypatch):
-    changed = cfg.schema()
+    changed = schema.schema()
     changed["properties"]["network"]["properties"]["nodes"]["default"] = 77
     monkeypatch.setattr(reference, "schema", lambda: changed)
     assert "| `network.nodes` | `77` |" in reference.markdown()

@@ -7,6 +7,10 @@ import pytest
 import yaml
 
 from waku_shadow import config as cfg
+
+from waku_shadow import schema
+
+from waku_shadow.study import merge
 from waku_shadow import nwaku, schedule, shadow_config
 from waku_shadow.errors import ConfigError
 
@@ -113,7 +117,7 @@ def test_render_writes_a_self_describing_run(small_study, tmp_path):
 def test_gossipsub_degree_reaches_the_nodes(small_study, tmp_path):
     from waku_shadow import config as cfg
 
-    study = cfg.resolve(cfg.merge(small_study.resolved, {"gossipsub": {"d": 8, "d_high": 12}}))
+    study = cfg.resolve(merge(small_study.resolved, {"gossipsub": {"d": 8, "d_high": 12}}))
     env = nwaku.environment(study)
     assert env["WAKU_SIM_GOSSIPSUB_D"] == "8" and env["WAKU_SIM_GOSSIPSUB_D_HIGH"] == "12"
     assert "WAKU_SIM_GOSSIPSUB_D_LOW" not in env
@@ -146,7 +150,7 @@ def test_shadow_experimental_options_reach_shadow(small_study, tmp_path):
 def test_slow_start_after_idle_reaches_shadow_only_when_on(small_study, tmp_path):
     """Off renders nothing, so a default study runs on an unpatched Shadow."""
     def experimental(**overrides):
-        study = cfg.resolve(cfg.merge(small_study.study_config(), overrides))
+        study = cfg.resolve(merge(small_study.study_config(), overrides))
         return shadow_config.shadow_yaml(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl").get("experimental")
 
     assert experimental(network={"tcp_slow_start_after_idle": False}) is None
@@ -158,7 +162,7 @@ def test_slow_start_after_idle_reaches_shadow_only_when_on(small_study, tmp_path
 def test_patched_options_name_a_study_key_and_the_patch_that_adds_them():
     for option, (key, patch) in shadow_config.PATCHED_SHADOW_OPTIONS.items():
         section, name = key.split(".")
-        assert name in cfg.schema()["properties"][section]["properties"], key
+        assert name in schema.schema()["properties"][section]["properties"], key
         assert f"pub {option}: Option<bool>," in (REPO / patch).read_text(), (option, patch)
 
 

@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 
 from . import config as cfg
+
+from .study import Study
 from . import layout, model, paper, stats, sweep, trees
 from .units import human_size
 
@@ -29,7 +31,7 @@ def run_receipts(run_dir: Path) -> pd.DataFrame:
     return receipts.assign(**sweep.run_columns(run_dir))
 
 
-def edge_one_way_ns(run_dir: Path, study: cfg.Study, receipts: pd.DataFrame):
+def edge_one_way_ns(run_dir: Path, study: Study, receipts: pd.DataFrame):
     """The one-way latency of every receipt's last edge (from-peer to receiver); None in a single place."""
     if study.locations is None:
         return None
@@ -98,7 +100,7 @@ def first_hops(receipts: pd.DataFrame, sends: pd.DataFrame, keys: tuple[str, ...
     return sent.reset_index().join(direct, on=["run", "msg_hash"])
 
 
-def equation2_table(study: cfg.Study, receipts: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
+def equation2_table(study: Study, receipts: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
     """Per D and size: Equation 2's bound on the hops (as the paper writes it, as the write-up does, and
     aware of the publisher's flood F, the median of ``first``'s publisher_sent_to) beside the deepest hop
     observed. Measured messages only, as every table."""

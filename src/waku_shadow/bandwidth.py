@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import config as cfg
+
+from .study import Study
 from . import layout, stats, traffic
 
 
@@ -72,7 +73,7 @@ def run_amplification(run_dir, study) -> pd.DataFrame:
     return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9)
 
 
-def run_cost(run_dir: Path, study: cfg.Study) -> dict:
+def run_cost(run_dir: Path, study: Study) -> dict:
     """What one run's messages cost the network: messages and payload published, net bytes (in +
     out over all nodes from the first publish on, idle traffic subtracted, as the Docker
     evaluation counted them), and the mean amplification and duplicates of measured messages."""
@@ -91,7 +92,7 @@ def run_cost(run_dir: Path, study: cfg.Study) -> dict:
     }
 
 
-def fit_axis(study: cfg.Study) -> str | None:
+def fit_axis(study: Study) -> str | None:
     """What a study's net bytes are fitted against: the messages published when it sweeps their
     number, the payload published when it runs several sizes, nothing otherwise (a D sweep)."""
     if study.sweep is not None:

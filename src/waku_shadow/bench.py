@@ -21,6 +21,8 @@ import pandas as pd
 import yaml
 
 from . import config as cfg
+
+from .study import merge
 from . import checkout, layout, runner, stack, stats, units
 from .errors import RunError
 
@@ -144,8 +146,8 @@ def workflow_command(
         overrides["network"] = {"nodes": nodes}
     raw: dict = {}
     for path in files:
-        raw = cfg.merge(raw, cfg.read_yaml(path))
-    study = cfg.resolve(cfg.merge(raw, overrides), source=" + ".join(map(str, files)))
+        raw = merge(raw, cfg.read_yaml(path))
+    study = cfg.resolve(merge(raw, overrides), source=" + ".join(map(str, files)))
     run_dir = results_dir / study.name / "runs" / study.runs()[0].run_id
     # a config file keeps the overrides' types; Snakemake's --config turns nested numbers into text
     results_dir.mkdir(parents=True, exist_ok=True)

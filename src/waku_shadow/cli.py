@@ -15,12 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
+
+from .study import Study
 from . import bandwidth, bench, cost, findings, layout, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
 
-def load_run(run_dir: Path) -> cfg.Study:
+def load_run(run_dir: Path) -> Study:
     path = run_dir / layout.RUN_CONFIG
     return pipeline.study_on_this_machine(cfg.read_yaml(path), source=str(path))
 

@@ -1,261 +1,28 @@
-"""Study configuration: schema validation, defaults, units and semantic checks.
-
-A study config is one YAML file. It is merged over nothing but the schema's
-defaults (and, for the machine-specific ``stack`` and ``resources`` sections,
-an untracked local config), validated, and turned into a typed ``Study``.
-"""
+"""Reading a study config: YAML files merged over the schema's defaults (and, for the
+machine-specific ``stack`` and ``resources`` sections, an untracked local config), validated,
+units and cross-key rules checked, and turned into a typed ``Study``."""
 
 from __future__ import annotations
 
-import copy
-import csv
-import hashlib
-import json
-from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources as importlib_resources
 from pathlib import Path
-from typing import Any
 
-import jsonschema
 import yaml
 
-from . import checkout
-from . import locations as loc
-from . import units
+from . import checkout, paper, schema, units
 from .errors import ConfigError
-
-MACHINE_SECTIONS = ("stack", "resources")
-
-
-@cache
-def schema() -> dict:
-    text = importlib_resources.files("waku_shadow").joinpath("schemas/study.schema.yaml").read_text()
-    return yaml.safe_load(text)
-
-
-@dataclass(frozen=True)
-class Gossipsub:
-    d: int | None = None
-    d_low: int | None = None
-    d_high: int | None = None
-    d_lazy: int | None = None
-
-    NWAKU_DEFAULTS = {"d": 6, "d_low": 4, "d_high": 8, "d_lazy": 6}
-
-    def effective(self) -> dict[str, int]:
-        """The values nwaku will run with: configured ones over nwaku's defaults."""
-        return {
-            name: default if getattr(self, name) is None else getattr(self, name)
-            for name, default in self.NWAKU_DEFAULTS.items()
-        }
-
-
-@dataclass(frozen=True)
-class Rln:
-    platform: str | None
-    proof_generation_ns: int
-    verification_ns: int
-    verification_ns_per_byte: float
-
-    def verification_delay_ns(self, payload_bytes: int) -> int:
-        return round(self.verification_ns + self.verification_ns_per_byte * payload_bytes)
-
-
-@dataclass(frozen=True)
-class Locations:
-    matrix: loc.RttMatrix
-    matrix_path: str
-    one_way_fraction: float
-    weights: tuple[tuple[str, float], ...]
-    assignment: str
-
-    def of_nodes(self, nodes: int, seed: int) -> list[str]:
-        return loc.assign(nodes, list(self.weights), self.assignment, seed)
-
-    def one_way_ns(self, a: str, b: str) -> int:
-        return loc.one_way_ns(self.matrix, a, b, self.one_way_fraction)
-
-
-@dataclass(frozen=True)
-class Stack:
-    shadow_binary: str | None
-    shadow_repository: str
-    shadow_tag: str
-    nwaku_binary: str | None
-    nwaku_source: str | None
-    nwaku_repository: str
-    nwaku_tag: str
-    nwaku_make_flags: tuple[str, ...]
-    nwaku_memory_manager: str
-    nwaku_allocator: str
-    nwaku_path_prepend: tuple[str, ...]
-    curl: str
-
-
-@dataclass(frozen=True)
-class Sweep:
-    parameter: str  # a dotted config key, e.g. gossipsub.d
-    values: tuple[int, ...]
-
-    @property
-    def name(self) -> str:
-        """The key's last part: the run id's prefix and the tables' column."""
-        return self.parameter.rsplit(".", 1)[1]
-
-
-@dataclass(frozen=True)
-class RunPoint:
-    """One Shadow run of a study: a message size, a seed and, in a sweep, the swept value."""
-
-    run_id: str
-    size_bytes: int
-    seed: int
-    value: int | None
-
-
-@dataclass(frozen=True)
-class Resources:
-    memory_floor_bytes: int
-    memory_poll_interval_ns: int
-    merge_identical_pages: bool
-    cost_margin: float
-    run_memory_bytes: int | None
-    run_runtime_ns: int | None
-    threads_per_run: int | None
-    results_dir: str
-    build_dir: str
-
-
-@dataclass(frozen=True)
-class Study:
-    name: str
-    seed: int
-    repetitions: int
-    sweep: Sweep | None
-    nodes: int
-    topology: str
-    peers_per_node: int  # 1 in a cascade: a node dials only the next one
-    latency_ns: int | None  # None when the latencies come from locations
-    locations: Locations | None
-    bandwidth_up_bps: int
-    bandwidth_down_bps: int
-    packet_loss: float
-    tcp_slow_start_after_idle: bool
-    gossipsub: Gossipsub
-    publishers: int
-    messages_per_publisher: int
-    message_sizes: tuple[int, ...]
-    interval_ns: int
-    warmup_messages: int
-    rln: Rln
-    bootstrap_ns: int
-    drain_ns: int
-    stop_time_override_ns: int | None
-    model_unblocked_syscall_latency: bool
-    nwaku_log_level: str
-    nwaku_services: str
-    nwaku_copy_once: bool
-    nwaku_poll_once_per_burst: bool
-    traffic_capture: bool
-    traffic_interval_ns: int
-    shadow_experimental: dict
-    compare_with: str | None
-    stack: Stack
-    resources: Resources
-    resolved: dict = field(compare=False, repr=False)
-
-    @property
-    def messages_per_run(self) -> int:
-        return self.warmup_messages + self.publishers * self.messages_per_publisher
-
-    @property
-    def last_publish_ns(self) -> int:
-        return self.bootstrap_ns + (self.messages_per_run - 1) * self.interval_ns
-
-    @property
-    def stop_time_ns(self) -> int:
-        if self.stop_time_override_ns is not None:
-            return self.stop_time_override_ns
-        return self.last_publish_ns + self.drain_ns
-
-    @property
-    def seeds(self) -> tuple[int, ...]:
-        return tuple(range(self.seed, self.seed + self.repetitions))
-
-    def runs(self) -> list[RunPoint]:
-        """Every run, swept value outermost, then size, then seed."""
-        values = self.sweep.values if self.sweep else (None,)
-        return [
-            RunPoint(self._run_id(size, seed, value), size, seed, value)
-            for value in values
-            for size in self.message_sizes
-            for seed in self.seeds
-        ]
-
-    def _run_id(self, size: int, seed: int, value: int | None) -> str:
-        prefix = f"{self.sweep.name}{value}-" if self.sweep else ""
-        return f"{prefix}n{self.nodes}-size{size}B-seed{seed}"
-
-    def run_ids(self) -> list[str]:
-        return [run.run_id for run in self.runs()]
-
-    def run(self, run_id: str) -> RunPoint:
-        for run in self.runs():
-            if run.run_id == run_id:
-                return run
-        raise ConfigError(f"run {run_id!r} is not part of study {self.name!r}")
-
-    def run_config(self, run_id: str) -> dict:
-        """The resolved study config of one run (one size, one seed and, in a sweep, one value),
-        without the machine-specific sections."""
-        return point_config(self.study_config(), self.run(run_id))
-
-    def study_config(self) -> dict:
-        """The resolved study sections, without the machine-specific ones."""
-        return {k: v for k, v in self.resolved.items() if k not in MACHINE_SECTIONS}
-
-    def config_hash(self) -> str:
-        text = json.dumps(self.study_config(), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def point_config(resolved: dict, run: RunPoint) -> dict:
-    point = with_sweep_value(merge(resolved, {"seed": run.seed, "repetitions": 1}), run.value)
-    point["traffic"]["message_sizes"] = [run.size_bytes]
-    if point["sweep"] is not None:
-        point["sweep"]["values"] = [run.value]
-    return point
-
-
-def with_sweep_value(resolved: dict, value: int | None) -> dict:
-    """The config with the swept key set to ``value`` (and, for gossipsub.d, d_low and d_high
-    following it unless the study sets them); unchanged without a sweep."""
-    sweep = resolved["sweep"]
-    if sweep is None:
-        return resolved
-    config = merge(resolved, {})
-    section, key = sweep["parameter"].split(".")
-    config[section][key] = value
-    if sweep["parameter"] == "gossipsub.d":
-        gossipsub = config["gossipsub"]
-        if gossipsub["d_low"] is None:
-            gossipsub["d_low"] = max(1, value - 2)
-        if gossipsub["d_high"] is None:
-            gossipsub["d_high"] = value + 2
-    return config
-
-
-@cache
-def rln_platforms() -> dict[str, tuple[float, float]]:
-    """The paper's Table 1: platform -> (generation ms, verification ms)."""
-    path = checkout.path("data/paper/table1_rln_platforms.csv")
-    with path.open() as handle:
-        rows = [row for row in csv.DictReader(line for line in handle if not line.startswith("#"))]
-    return {
-        row["platform"]: (float(row["proof_generation_ms"]), float(row["proof_verification_ms"]))
-        for row in rows
-    }
+from .study import (
+    Gossipsub,
+    Locations,
+    Resources,
+    Rln,
+    Stack,
+    Study,
+    Sweep,
+    merge,
+    point_config,
+    with_sweep_value,
+)
+from . import locations as loc
 
 
 def read_yaml(path: str | Path) -> dict:
@@ -271,16 +38,6 @@ def read_yaml(path: str | Path) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys, not {type(data).__name__}")
     return data
-
-
-def merge(base: dict, override: dict) -> dict:
-    merged = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
 
 
 def load(*paths: str | Path) -> Study:
@@ -300,8 +57,8 @@ def resolve(raw: dict, source: str = "config") -> Study:
 
 
 def _resolve(raw: dict) -> Study:
-    _check_schema(raw)
-    resolved = _with_defaults(raw, schema())
+    schema.check(raw)
+    resolved = schema.with_defaults(raw, schema.schema())
     # keys another setting makes meaningless are refused when given and resolve to null
     raw_net = raw.get("network") or {}
     if resolved["network"]["topology"] == "cascade":
@@ -481,7 +238,7 @@ def _rln(raw_rln: dict, rln: dict) -> Rln:
             raise ConfigError(
                 f"rln.platform: {platform!r} sets the delays; remove rln.{explicit[0]} or the platform"
             )
-        platforms = rln_platforms()
+        platforms = paper.rln_platforms()
         if platform not in platforms:
             raise ConfigError(
                 f"rln.platform: {platform!r} is not in the paper's Table 1; known platforms: "
@@ -536,48 +293,8 @@ def local_path(value: str | None) -> str | None:
     return None if value is None else str(Path(value).expanduser().absolute())
 
 
-def _check_schema(raw: dict, node: dict | None = None, where: tuple[str, ...] = ()) -> None:
-    """Raise ConfigError naming every key of ``raw`` the schema (or its part ``node``, at ``where``) refuses."""
-    validator = jsonschema.Draft202012Validator(schema() if node is None else node)
-    errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
-    if errors:
-        problems = [_schema_problem(error, where) for error in errors]
-        raise ConfigError(problems[0] if len(problems) == 1 else f"{len(problems)} problems: " + "; ".join(problems))
-
-
-def _schema_problem(error: jsonschema.ValidationError, where: tuple[str, ...]) -> str:
-    key = ".".join(map(str, (*where, *error.absolute_path)))
-    if error.validator == "additionalProperties":
-        unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        prefix = f"{key}." if key else ""
-        known = ", ".join(error.schema.get("properties", {}))
-        return ", ".join(f"unknown key '{prefix}{name}'" for name in unknown) + f" (known keys here: {known})"
-    if error.validator == "required":
-        return f"missing key: {error.message}"
-    return f"{key or '(top level)'}: {error.message}"
-
-
 def _optional(parse, value, key: str):
     return None if value is None else parse(value, key)
-
-
-def check_machine_sections(raw: dict) -> None:
-    """Check the machine sections alone (a local config's), against their part of the schema."""
-    for section, values in raw.items():
-        _check_schema(values, schema()["properties"][section], (section,))
-
-
-def _with_defaults(instance: Any, node: dict) -> Any:
-    types = node.get("type")
-    if "object" not in (types if isinstance(types, list) else [types]) or not isinstance(instance, dict):
-        return instance
-    filled = dict(instance)
-    for name, sub in node.get("properties", {}).items():
-        if name not in filled and "default" in sub:
-            filled[name] = copy.deepcopy(sub["default"])
-        if name in filled:
-            filled[name] = _with_defaults(filled[name], sub)
-    return filled
 
 
 def dump_study(study: Study) -> str:

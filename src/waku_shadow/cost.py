@@ -23,6 +23,7 @@ from scipy.optimize import nnls
 
 from . import checkout, layout
 from . import config as cfg
+from .study import Study
 from .errors import ConfigError
 from .runner import read_stats
 
@@ -106,7 +107,7 @@ def read(path: Path | None = None) -> CostLaw:
         raise ConfigError(f"{path}: not a cost law ({exc}); write one with waku-shadow cost-law") from None
 
 
-def needs(run: cfg.Study, law: CostLaw, cores: int | None) -> Needs:
+def needs(run: Study, law: CostLaw, cores: int | None) -> Needs:
     """What one run (a study of one run) needs: the law's prediction x resources.cost_margin, unless the study
     sets resources.run_memory or run_runtime; threads: one per NODES_PER_THREAD nodes, at most ``cores``
     (None: no limit, on a cluster)."""

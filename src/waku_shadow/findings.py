@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import config as cfg
+
+from .study import Study, merge
 from . import analysis, cost, layout, paper, paper_page, pipeline, report, stats, sweep
 from .errors import ConfigError
 from .units import human_size
@@ -26,12 +28,12 @@ from .units import human_size
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 
 
-def studies(results_dir: Path) -> list[cfg.Study]:
+def studies(results_dir: Path) -> list[Study]:
     """Every study with a resolved study.yaml under results_dir, on this machine's settings."""
     found = []
     for path in sorted(results_dir.glob(f"*/{layout.STUDY_CONFIG}")):
         study = pipeline.study_on_this_machine(cfg.read_yaml(path), source=str(path))
-        found.append(cfg.resolve(cfg.merge(study.resolved, {"resources": {"results_dir": str(results_dir)}})))
+        found.append(cfg.resolve(merge(study.resolved, {"resources": {"results_dir": str(results_dir)}})))
     return found
 
 

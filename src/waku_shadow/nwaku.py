@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 
-from .config import Study
+from .study import Study
 from .identities import Identity
 
 SIMULATION_EPOCH_NS = 946_684_800 * 1_000_000_000  # Shadow's clock starts at 2000-01-01 00:00 UTC

@@ -20,6 +20,15 @@ def read_table(name: str) -> pd.DataFrame:
     return pd.read_csv(checkout.path(PAPER_DATA) / name, comment="#")
 
 
+def rln_platforms() -> dict[str, tuple[float, float]]:
+    """The paper's Table 1: platform -> (generation ms, verification ms)."""
+    table = read_table("table1_rln_platforms.csv")
+    return {
+        row.platform: (float(row.proof_generation_ms), float(row.proof_verification_ms))
+        for row in table.itertuples()
+    }
+
+
 def table5() -> pd.DataFrame:
     """Table 5 as size_bytes, setup (s-h / m-h), statistic, latency_ms."""
     table = read_table("table5_latency_ms.csv")

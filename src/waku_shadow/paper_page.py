@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import analysis, layout, paper, plots, stats, sweep
-from .config import Study
+from .study import Study
 from .runner import read_stats
 
 VALIDATED = "validated"

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from . import checkout, stack
 from . import config as cfg
-from .config import MACHINE_SECTIONS, Study
+from . import schema
+from .study import merge
+from .study import MACHINE_SECTIONS, Study
 from .errors import ConfigError
 
 DEFAULT_STUDY = "configs/default.yaml"
@@ -40,7 +42,7 @@ def read_local(path: Path | None = None) -> dict:
             f"move '{stray[0]}' into the study config"
         )
     try:
-        cfg.check_machine_sections(local)
+        schema.check_machine_sections(local)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return local
@@ -51,15 +53,15 @@ def study_from_snakemake(snakemake_config: dict, local_path: Path | None = None)
     given = dict(snakemake_config)
     source = "the Snakemake config"
     if "study" not in given:
-        given = cfg.merge(cfg.read_yaml(checkout.path(DEFAULT_STUDY)), given)
+        given = merge(cfg.read_yaml(checkout.path(DEFAULT_STUDY)), given)
         source = DEFAULT_STUDY
-    return cfg.resolve(cfg.merge(read_local(local_path), given), source=source)
+    return cfg.resolve(merge(read_local(local_path), given), source=source)
 
 
 def shipped_study_config(name: str, snakemake_config: dict) -> dict:
     """configs/<name>.yaml with the machine sections the workflow was given (--config, overlays)."""
     machine = {section: snakemake_config[section] for section in MACHINE_SECTIONS if section in snakemake_config}
-    return cfg.merge(cfg.read_yaml(checkout.path(f"configs/{name}.yaml")), machine)
+    return merge(cfg.read_yaml(checkout.path(f"configs/{name}.yaml")), machine)
 
 
 def study_dir(study: Study) -> Path:
@@ -83,7 +85,7 @@ def machine_config() -> dict:
 
 def study_on_this_machine(study_config: dict, source: str) -> Study:
     """A study config (a run's, a study's: no machine sections) with this machine's sections."""
-    return cfg.resolve(cfg.merge(study_config, machine_config()), source=source)
+    return cfg.resolve(merge(study_config, machine_config()), source=source)
 
 
 def shadow_build_dir(study: Study) -> Path:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from .config import MACHINE_SECTIONS, schema
+from .schema import schema
+from .study import MACHINE_SECTIONS
 
 # Shadow's own options, passed through as they are: the schema lists them, Shadow's documentation describes them.
 PASSTHROUGH = ("shadow.experimental",)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import layout, paper, stats, sweep
-from .config import Study, load
+from .config import load
+from .study import Study
 from .runner import read_stats
 from .units import human_size, shadow_bandwidth, shadow_time
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import layout, nwaku
-from .config import Study
+from .study import Study
 from .topology import choose_publishers
 
 

@@ -12,7 +12,7 @@ from . import identities as ids
 from . import layout
 from . import locations as loc
 from . import nwaku, schedule, topology
-from .config import Study
+from .study import Study
 from .units import shadow_bandwidth, shadow_time
 
 REST_PUBLISH_PATH = "/relay/v1/auto/messages"

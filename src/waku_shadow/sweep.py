@@ -11,6 +11,7 @@ from scipy.stats import t as student_t
 
 from . import bandwidth, layout, stats
 from . import config as cfg
+from .study import Study
 from .runner import read_stats
 
 LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max"]
@@ -19,12 +20,12 @@ TRAFFIC_METRICS = ["messages_published", "payload_bytes", "net_bytes", "net_byte
 COST_METRICS = ["wall_s", "peak_memory_gib"]
 
 
-def point_keys(study: cfg.Study) -> list[str]:
+def point_keys(study: Study) -> list[str]:
     """The columns that name a point of the study: the swept key, if any, and the message size."""
     return ([study.sweep.name] if study.sweep else []) + ["size_bytes"]
 
 
-def point_columns(study: cfg.Study) -> dict:
+def point_columns(study: Study) -> dict:
     """What tells a run's rows apart in the study's tables: run, seed and swept value
     (``study`` is the run's own config, a study of one run)."""
     (point,) = study.runs()
