@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from waku_shadow import layout, runner
+from waku_shadow import layout, memory, runner, shadow_log
 from waku_shadow.errors import RunError
 
 from conftest import RECORDED
@@ -34,7 +34,7 @@ def test_completed_run_records_stats(tmp_path, monkeypatch):
     # runs long enough for the guard's polls to see the three levels, however loaded the machine
     shadow = fake_shadow(tmp_path, PROGRESS.format(p=50, t="00:00:30.000") + "\ntime.sleep(1)\n" + PROGRESS.format(p=100, t="00:01:00.000") + "\n")
     levels = itertools.chain([10 * GIB, 9 * GIB, 7 * GIB], itertools.repeat(8 * GIB))
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
     stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert stats.status == "completed"
     assert stats.simulated_reached == "00:01:00.000"
@@ -45,7 +45,7 @@ def test_completed_run_records_stats(tmp_path, monkeypatch):
 
 def test_run_too_fast_for_a_progress_line_ends_at_the_stop_time(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, 'print("** Shadow completed successfully", file=sys.stderr)\n')
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 10 * GIB)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 10 * GIB)
     stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert (stats.simulated_reached, stats.simulated_end) == ("00:01:00.000", "00:01:00.000")
 
@@ -58,7 +58,7 @@ def test_a_relative_shadow_path_is_found_from_where_the_workflow_runs(tmp_path, 
     (tmp_path / "bin").mkdir()
     shadow.rename(tmp_path / "bin" / "shadow")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 10 * GIB)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 10 * GIB)
     stats = runner.run("bin/shadow", run_dir, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert stats.status == "completed"
 
@@ -72,7 +72,7 @@ HEARTBEAT = (
 def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, PROGRESS.format(p=12, t="00:00:07.250") + "\ntime.sleep(60)\n")
     levels = itertools.chain([20 * GIB] * 30, itertools.repeat(1 * GIB))
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
     with pytest.raises(RunError) as error:
         runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     text = str(error.value)
@@ -85,14 +85,14 @@ def test_memory_guard_reports_the_latest_heartbeat(tmp_path, monkeypatch):
     """Progress lines come at growing intervals; Shadow's heartbeat in its log is fresher."""
     shadow = fake_shadow(tmp_path, PROGRESS.format(p=8, t="00:00:07.250") + "\n" + HEARTBEAT + "\ntime.sleep(60)\n")
     levels = itertools.chain([20 * GIB] * 50, itertools.repeat(1 * GIB))
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
     with pytest.raises(RunError, match="at simulated time 00:00:21.050 of 00:01:00"):
         runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
 
 
 def test_refuses_to_start_below_the_floor(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, "")
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 1 * GIB)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 * GIB)
     with pytest.raises(RunError, match="only 1.0 GiB of memory is available before the run"):
         runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB)
 
@@ -183,7 +183,7 @@ def test_an_unpatched_shadow_names_the_setting_and_the_patch(tmp_path):
 
 def test_an_unknown_option_of_no_patch_is_not_blamed_on_one(tmp_path):
     (tmp_path / "shadow.stderr").write_text("    1: unknown field `use_memory_manger`, expected one of `use_sched_fifo`\n")
-    assert runner.missing_patch(tmp_path / "shadow.stderr") == ""
+    assert shadow_log.missing_patch(tmp_path / "shadow.stderr") == ""
 
 
 def test_stopping_the_runner_stops_shadow(tmp_path, monkeypatch):
@@ -195,7 +195,7 @@ def test_stopping_the_runner_stops_shadow(tmp_path, monkeypatch):
             raise KeyboardInterrupt  # what a SIGTERM to the runner turns into
         return 20 * GIB
 
-    monkeypatch.setattr(runner, "mem_available_bytes", available)
+    monkeypatch.setattr(memory, "available_bytes", available)
     with pytest.raises(KeyboardInterrupt):
         runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     pid = int((tmp_path / "pid").read_text())
@@ -221,7 +221,7 @@ def test_memory_breakdown_tells_shadow_from_its_processes(tmp_path, monkeypatch)
         """,
     )
     levels = itertools.chain([10 * GIB] * 20, itertools.repeat(9 * GIB))
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: next(levels))
+    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
     monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
     stats = runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     at_peak = stats.memory_at_peak
@@ -250,29 +250,29 @@ class _Prctl:
 
 
 def test_page_merging_needs_a_kernel_that_can(monkeypatch):
-    monkeypatch.setattr(runner, "_libc", _Prctl(-1))
+    monkeypatch.setattr(memory, "_libc", _Prctl(-1))
     with pytest.raises(RunError, match=r"resources.merge_identical_pages: this kernel cannot merge .*Linux 6.8"):
-        runner.check_page_merging()
+        memory.check_page_merging()
 
 
 @pytest.mark.parametrize("state", ["0\n", None])
 def test_page_merging_needs_ksm_running(tmp_path, monkeypatch, state):
-    monkeypatch.setattr(runner, "_libc", _Prctl(0))
-    monkeypatch.setattr(runner, "KSM", tmp_path)
+    monkeypatch.setattr(memory, "_libc", _Prctl(0))
+    monkeypatch.setattr(memory, "KSM", tmp_path)
     if state is not None:
         (tmp_path / "run").write_text(state)
     with pytest.raises(RunError, match=r"KSM\) is not running .*echo 1 > .*/run, or set it false"):
-        runner.check_page_merging()
+        memory.check_page_merging()
 
 
 def test_shadow_and_its_processes_may_merge_pages(tmp_path, monkeypatch):
-    if runner._libc.prctl(runner.PR_GET_MEMORY_MERGE, 0, 0, 0, 0) < 0:
+    if memory._libc.prctl(memory.PR_GET_MEMORY_MERGE, 0, 0, 0, 0) < 0:
         pytest.skip("this kernel cannot merge a process's pages (PR_GET_MEMORY_MERGE needs Linux 6.8)")
     ksm = tmp_path / "ksm"
     ksm.mkdir()
     (ksm / "run").write_text("1\n")
-    monkeypatch.setattr(runner, "KSM", ksm)
-    monkeypatch.setattr(runner, "mem_available_bytes", lambda: 10 * GIB)
+    monkeypatch.setattr(memory, "KSM", ksm)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 10 * GIB)
     # the stand-in records whether its child, started after exec, may merge its pages
     shadow = fake_shadow(
         tmp_path,

@@ -23,7 +23,7 @@ import yaml
 from . import config as cfg
 
 from .study import merge
-from . import checkout, layout, runner, stack, stats, units
+from . import checkout, layout, memory, shadow_log, stack, stats, units
 from .errors import RunError
 
 GIB = 1024**3
@@ -56,7 +56,7 @@ def measure(run_dir: Path, label: str) -> dict:
     study = cfg.load(run_dir / layout.RUN_CONFIG)
     stats = _latest_stats(run_dir)
     completed = stats["status"] == "completed"
-    simulated_s = (study.stop_time_ns if completed else runner.parse_clock(stats["simulated_reached"])) / 1e9
+    simulated_s = (study.stop_time_ns if completed else shadow_log.parse_clock(stats["simulated_reached"])) / 1e9
     validation = run_dir / layout.VALIDATION
     raw, packed = gzip_sizes(run_dir / layout.LOGS) if (run_dir / layout.LOGS).is_dir() else (0, 0)
     wall = stats["wall_seconds"]
@@ -79,7 +79,7 @@ def measure(run_dir: Path, label: str) -> dict:
         "simulated_s": simulated_s,
         "node_seconds_per_wall_second": study.nodes * simulated_s / wall,
         "mib_per_node": stats["peak_memory_bytes"] / MIB / study.nodes,
-        # where the memory was at the breakdown sample nearest the peak (see runner.MemoryBreakdown)
+        # where the memory was at the breakdown sample nearest the peak (see memory.MemoryBreakdown)
         "shadow_mib_per_node": per_node("shadow_rss_bytes"),
         "process_private_mib_per_node": per_node("processes_anon_bytes"),
         "shmem_mib_per_node": per_node("shmem_bytes"),
@@ -183,7 +183,7 @@ def run(sides: list[str], size: str, out: Path, cores: int, nodes: int | None = 
                 "started_utc": stamp,
                 "waku_shadow": stack.project_version(),
                 "cores": os.cpu_count(),
-                "memory_gib": runner.mem_total_bytes() / GIB,
+                "memory_gib": memory.total_bytes() / GIB,
             }
         )
         rows.append(row)
@@ -249,8 +249,8 @@ def scaling(results: pd.DataFrame, label: str, size_bytes: int) -> tuple[pd.Data
         raise RunError(f"scaling needs completed runs of {label} at {size_bytes} B with at least two values of N")
     wall = stats.fit_line(np.log(done["nodes"]), np.log(done["wall_s"]))
     exponent, log_a = wall["slope"], wall["intercept"]
-    memory = stats.fit_line(done["nodes"], done["peak_memory_gib"])
-    per_node_gib, base_gib = memory["slope"], memory["intercept"]
+    memory_fit = stats.fit_line(done["nodes"], done["peak_memory_gib"])
+    per_node_gib, base_gib = memory_fit["slope"], memory_fit["intercept"]
     law = {
         "against": "nodes",
         "wall_s": f"{np.exp(log_a):.4g} x N^{exponent:.3f}",
@@ -274,9 +274,9 @@ def size_scaling(results: pd.DataFrame, label: str, nodes: int) -> tuple[pd.Data
     if done["size_bytes"].nunique() < 2:
         raise RunError(f"size scaling needs completed runs of {label} at N = {nodes} with at least two message sizes")
     kb = done["size_bytes"] / 1000
-    wall, memory = stats.fit_line(kb, done["wall_s"]), stats.fit_line(kb, done["peak_memory_gib"])
+    wall, memory_fit = stats.fit_line(kb, done["wall_s"]), stats.fit_line(kb, done["peak_memory_gib"])
     wall_per_kb, wall_base = wall["slope"], wall["intercept"]
-    memory_per_kb, memory_base = memory["slope"], memory["intercept"]
+    memory_per_kb, memory_base = memory_fit["slope"], memory_fit["intercept"]
     law = {
         "against": "size_bytes",
         "wall_s": f"{wall_base:.4g} s + {wall_per_kb:.3g} s x KB",
@@ -293,11 +293,11 @@ def predict(law: dict, value: int) -> dict:
     """What a law of ``scaling`` (value: N) or ``size_scaling`` (value: message size in bytes) predicts."""
     if law["against"] == "nodes":
         wall = law["wall_coefficient_s"] * value ** law["wall_exponent"]
-        memory = law["memory_base_gib"] + law["memory_per_node_mib"] * value / 1024
+        peak_gib = law["memory_base_gib"] + law["memory_per_node_mib"] * value / 1024
     else:
         wall = law["wall_base_s"] + law["wall_per_kb_s"] * value / 1000
-        memory = law["memory_base_gib"] + law["memory_per_kb_mib"] * value / 1000 / 1024
-    return {law["against"]: value, "wall_s": wall, "peak_memory_gib": memory}
+        peak_gib = law["memory_base_gib"] + law["memory_per_kb_mib"] * value / 1000 / 1024
+    return {law["against"]: value, "wall_s": wall, "peak_memory_gib": peak_gib}
 
 
 def fitted_curve(law: dict, runs: pd.DataFrame, points: int = 100) -> pd.DataFrame:
