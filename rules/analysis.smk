@@ -38,6 +38,8 @@ rule summarize:
         points=STUDY_DIR / layout.POINTS_TABLE,
         figure=STUDY_DIR / layout.FIGURES / "latency_distributions.png",
         sweep_figure=[STUDY_DIR / layout.FIGURES / "sweep.png"] if STUDY.sweep else [],
+        load=[STUDY_DIR / name for name in (layout.LOAD_TABLE, layout.KNEES_TABLE, f"{layout.FIGURES}/load.png")]
+        if load.is_load_study(STUDY) else [],
         report=STUDY_DIR / layout.REPORT_MD,
     params:
         runs=expand(RUN_DIR, run=RUNS),

@@ -1,7 +1,7 @@
 import shlex
 from pathlib import Path
 
-from waku_shadow import checkout, cost, layout, pipeline, stack
+from waku_shadow import checkout, cost, layout, load, pipeline, stack
 
 # Validated before any rule runs: a bad key or value stops here, naming it.
 STUDY = pipeline.study_from_snakemake(config)

@@ -12,7 +12,7 @@ from waku_shadow.errors import ConfigError
 from conftest import CONFIGS
 
 
-@pytest.mark.parametrize("name", ["default", "paper", "paper-calibrated", "research-issue"])
+@pytest.mark.parametrize("name", ["default", "paper", "paper-calibrated", "research-issue", "load"])
 def test_shipped_configs_are_valid(name):
     study = cfg.load(CONFIGS / f"{name}.yaml")
     assert study.name == name
@@ -210,10 +210,23 @@ def test_sweeping_other_parameters():
     assert point.gossipsub.effective()["d"] == 6
 
 
+def test_sweeping_the_interval_sweeps_the_load_in_milliseconds(tmp_path):
+    study = sweep_study(sweep={"parameter": "traffic.interval", "values": [1000, 20]}, repetitions=1)
+    assert study.run_ids()[-1] == "interval_ms20-n16-size10000B-seed3"
+    point = cfg.resolve(study.run_config("interval_ms20-n16-size10000B-seed3"))
+    assert point.interval_ns == 20_000_000
+    assert point.stop_time_ns == point.bootstrap_ns + (point.messages_per_run - 1) * 20_000_000 + point.drain_ns
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(study.run_config("interval_ms20-n16-size10000B-seed3")))
+    assert cfg.load(path).interval_ns == 20_000_000  # the run folder's config loads again
+
+
 @pytest.mark.parametrize(
     "overrides, message",
     [
         ({"gossipsub": {"d": 6}}, r"gossipsub.d: sweep.values sets it; remove the key"),
+        ({"sweep": {"parameter": "traffic.interval", "values": [100]}, "traffic": {"interval": "1 s"}},
+         r"traffic.interval: sweep.values sets it; remove the key"),
         ({"gossipsub": {"d_high": 8}}, r"sweep gossipsub.d = 10: gossipsub: need d_low <= d <= d_high"),
         ({"sweep": {"parameter": "network.peers_per_node", "values": [4, 16]}, "network": {"peers_per_node": None}},
          r"sweep network.peers_per_node = 16: network.peers_per_node: 16 must be less than network.nodes \(16\)"),

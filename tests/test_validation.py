@@ -47,6 +47,23 @@ def test_missing_receipt_lists_receiver_and_message(tmp_path):
     assert not (run / "validation.json").exists()
 
 
+def test_min_delivery_lets_counted_losses_pass(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    schedule = pd.read_csv(run / "schedule.csv")
+    target = schedule["msg_hash"][3]
+    receivers = [h for h in pd.read_csv(run / "identities.csv")["host"] if h != schedule["publisher"][3]][:5]
+    for receiver in receivers:
+        rewrite_log(run, receiver, lambda lines: [l for l in lines if not ('"received relay message"' in l and target in l)])
+    tables = logs.parse_run(run)
+    args = (run.name, runner.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]), schedule,
+            tables["publishes"], tables["receipts"])
+    lenient = validation.check(*args, min_delivery=0.95)  # 5 of 105 missing: 95.2 % delivered
+    assert lenient.problems == {} and lenient.counts["receipts_missing"] == 5
+    strict = validation.check(*args, min_delivery=0.96)
+    assert strict.problems["receipts"].startswith(
+        "5 of 105 receipts missing, more than validation.min_delivery = 0.96 allows (message 3: 5 receivers)")
+
+
 def test_lost_publish_is_named(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
     schedule = pd.read_csv(run / "schedule.csv")

@@ -17,7 +17,7 @@ import pandas as pd
 from . import config as cfg
 
 from .study import Study
-from . import bandwidth, bench, cost, findings, layout, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -157,6 +157,7 @@ def cmd_validate(args) -> None:
         pd.read_parquet(run_dir / layout.PUBLISHES),
         pd.read_parquet(run_dir / layout.RECEIPTS),
         logs.publish_retries(run_dir),
+        study.min_delivery,
     )
     validation.require(result, run_dir)
 
@@ -180,7 +181,14 @@ def cmd_summarize(args) -> None:
                                 figures / "latency_distributions.png")
     if study.sweep:
         plots.sweep_tradeoff(points, study.sweep.name, figures / "sweep.png")
-    (out / layout.REPORT_MD).write_text(report.study_report(study, run_dirs, receipts, summary, points))
+    load_points = knees = None
+    if load.is_load_study(study):
+        load_points = load.load_points(runs, study)
+        knees = load.knees(load_points)
+        load_points.to_csv(out / layout.LOAD_TABLE, index=False, float_format="%.6g")
+        knees.to_csv(out / layout.KNEES_TABLE, index=False, float_format="%.6g")
+        plots.load_curves(load_points, knees, figures / "load.png")
+    (out / layout.REPORT_MD).write_text(report.study_report(study, run_dirs, receipts, summary, points, knees))
 
 
 def cmd_report(args) -> None:

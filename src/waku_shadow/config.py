@@ -20,6 +20,7 @@ from .study import (
     Sweep,
     merge,
     point_config,
+    sweep_setting,
     with_sweep_value,
 )
 from . import locations as loc
@@ -121,7 +122,7 @@ def _resolve(raw: dict) -> Study:
         sweep = Sweep(cfg["sweep"]["parameter"], tuple(cfg["sweep"]["values"]))
         section, key = sweep.parameter.split(".")
         given = (raw.get(section) or {}).get(key)
-        if given is not None and list(sweep.values) != [given]:
+        if given is not None and [sweep_setting(sweep.parameter, v) for v in sweep.values] != [given]:
             raise ConfigError(f"{sweep.parameter}: sweep.values sets it; remove the key")
         resolved[section].pop(key, None)  # not a default either: the sweep sets it in every run
         if sweep.parameter == "network.peers_per_node" and net["topology"] == "cascade":
@@ -162,6 +163,7 @@ def _resolve(raw: dict) -> Study:
         traffic_interval_ns=_positive(units.duration_ns(sh["traffic_interval"], "shadow.traffic_interval"), "shadow.traffic_interval"),
         shadow_experimental=dict(sh["experimental"]),
         compare_with=cfg["report"]["compare_with"],
+        min_delivery=float(cfg["validation"]["min_delivery"]),
         stack=_stack(cfg["stack"]),
         resources=Resources(
             memory_floor_bytes=units.size_bytes(cfg["resources"]["memory_floor"], "resources.memory_floor"),

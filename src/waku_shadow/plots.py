@@ -272,6 +272,33 @@ def sweep_tradeoff(points: pd.DataFrame, name: str, out: Path) -> None:
     _save(fig, out, dpi=120)
 
 
+def load_curves(points: pd.DataFrame, knees: pd.DataFrame, out: Path) -> None:
+    """The load study: p50 and p95 latency against messages per second per size, the knee dotted;
+    delivery and (with a capture) uplink demand beside."""
+    sns.set_theme(style="whitegrid")
+    rate = "messages_per_second"
+    fig, (latency_ax, share_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
+    colors = dict(zip(sorted(points["size_bytes"].unique()), sns.color_palette(n_colors=points["size_bytes"].nunique())))
+    for size, group in points.groupby("size_bytes"):
+        label, color = human_size(int(size)), colors[size]
+        latency_ax.plot(group[rate], group["latency_p50_ms"], "o-", color=color, label=f"{label} p50")
+        latency_ax.plot(group[rate], group["latency_p95_ms"], "s--", color=color, label=f"{label} p95")
+        share_ax.plot(group[rate], group["delivery"], "o-", color=color, label=f"{label} delivery")
+        if "uplink_demand" in group:
+            share_ax.plot(group[rate], group["uplink_demand"], "^:", color=color, label=f"{label} uplink demand")
+    for row in knees.dropna(subset=["knee_rate"]).itertuples():
+        for ax in (latency_ax, share_ax):
+            ax.axvline(row.knee_rate, color=colors[row.size_bytes], linestyle=":", linewidth=1)
+    share_ax.axhline(1, color="gray", linewidth=0.8)
+    latency_ax.set(xscale="log", yscale="log", xlabel="messages per second, whole network", ylabel="latency (ms)",
+                   title="Latency against load (knee dotted)")
+    share_ax.set(xscale="log", xlabel="messages per second, whole network", ylabel="share",
+                 title="Delivery, and uplink demand over capacity")
+    for ax in (latency_ax, share_ax):
+        ax.legend(fontsize=7)
+    _save(fig, out, dpi=120)
+
+
 def paper_distributions(receipts: pd.DataFrame, paper_receipts: pd.DataFrame, pooled: pd.DataFrame,
                         hop_shares: pd.DataFrame, hop_sources: list[str], out: Path,
                         keys: tuple[str, ...] = ("size_bytes",)) -> None:

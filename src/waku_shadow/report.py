@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import layout, paper, stats, sweep
-from .config import load
+from . import layout, load, paper, stats, sweep
+from . import config as cfg
 from .study import Study
 from .runner import read_stats
 from .units import human_size, shadow_bandwidth, shadow_time
@@ -39,7 +39,8 @@ def sweep_description(study: Study) -> str:
 
 
 def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, summary: pd.DataFrame,
-                 points: pd.DataFrame) -> str:
+                 points: pd.DataFrame, knees: pd.DataFrame | None = None) -> str:
+    """report.md; ``knees`` (load.knees) adds a load study's section."""
     gs = study.gossipsub.effective()
     keys = sweep.point_keys(study)
     lines = [
@@ -72,6 +73,20 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         ]
         if study.sweep:
             lines += ["![sweep](figures/sweep.png)", ""]
+    if knees is not None:
+        lines += [
+            "## Load: where latency or delivery breaks",
+            "",
+            f"The knee is the lowest rate at which p95 latency passes {load.KNEE_LATENCY_FACTOR:g} times its value at "
+            f"the lightest load, or delivery falls below {load.KNEE_DELIVERY:.0%}. Uplink demand: the bytes the "
+            "nodes send per second of publishing over their uplink capacity (a traffic capture measures it); "
+            "above 1 the uplinks cannot keep up. load.csv and knees.csv hold the numbers.",
+            "",
+            *load.knee_sentences(knees, human_size),
+            "",
+            "![load](figures/load.png)",
+            "",
+        ]
     comparison = pd.DataFrame() if study.sweep else paper.table5_comparison(summary)
     if not comparison.empty:
         lines += [
@@ -98,7 +113,7 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
     for run_dir in run_dirs:
         run_stats = read_stats(run_dir)
         checks = json.loads((run_dir / layout.VALIDATION).read_text())
-        size = load(run_dir / layout.RUN_CONFIG).message_sizes[0]
+        size = cfg.load(run_dir / layout.RUN_CONFIG).message_sizes[0]
         lines.append(
             f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
             f"{run_stats.peak_memory_bytes / 2**30:.1f} GiB | {checks['counts']['receipts']} / "

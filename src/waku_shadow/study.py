@@ -79,8 +79,16 @@ class Sweep:
 
     @property
     def name(self) -> str:
-        """The key's last part: the run id's prefix and the tables' column."""
-        return self.parameter.rsplit(".", 1)[1]
+        """The key's last part (with its unit, for traffic.interval): the run id's prefix and the tables' column."""
+        return self.parameter.rsplit(".", 1)[1] + ("_ms" if self.parameter == LOAD_PARAMETER else "")
+
+
+LOAD_PARAMETER = "traffic.interval"  # swept in milliseconds
+
+
+def sweep_setting(parameter: str, value: int):
+    """What a swept value sets its key to in a run's config."""
+    return f"{value} ms" if parameter == LOAD_PARAMETER else value
 
 
 @dataclass(frozen=True)
@@ -140,6 +148,7 @@ class Study:
     traffic_interval_ns: int
     shadow_experimental: dict
     compare_with: str | None
+    min_delivery: float
     stack: Stack
     resources: Resources
     resolved: dict = field(compare=False, repr=False)
@@ -215,7 +224,7 @@ def with_sweep_value(resolved: dict, value: int | None) -> dict:
         return resolved
     config = merge(resolved, {})
     section, key = sweep["parameter"].split(".")
-    config[section][key] = value
+    config[section][key] = sweep_setting(sweep["parameter"], value)
     if sweep["parameter"] == "gossipsub.d":
         gossipsub = config["gossipsub"]
         if gossipsub["d_low"] is None:

@@ -14,7 +14,7 @@ from . import config as cfg
 from .study import Study
 from .runner import read_stats
 
-LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max"]
+LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max", "delivery"]
 TRAFFIC_METRICS = ["messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
                    "amplification", "duplicates_per_receiver"]
 COST_METRICS = ["wall_s", "peak_memory_gib"]
@@ -60,6 +60,8 @@ def run_metrics(run_dir: Path) -> dict:
         "latency_max_ms": latency.max(),
         "hops_mean": measured["hop"].mean(),
         "hops_max": measured["hop"].max(),
+        # of the receipts expected of the measured messages (validation.min_delivery may let some miss)
+        "delivery": len(measured) / ((study.nodes - 1) * study.publishers * study.messages_per_publisher),
         "wall_s": cost.wall_seconds,
         "peak_memory_gib": cost.peak_memory_bytes / 2**30,
     }
