@@ -22,7 +22,7 @@ rule study_config:
 # what summarize and the report read of every run
 RUN_RESULTS = [
     layout.RUN_CONFIG, layout.PROVENANCE, layout.IDENTITIES, layout.RUN_STATS,
-    layout.RECEIPTS, layout.PUBLISHES, layout.SENDS, layout.VALIDATION,
+    layout.RECEIPTS, layout.PUBLISHES, layout.SENDS, layout.VALIDATION, layout.CHURN,
 ] + ([layout.TRAFFIC, layout.AMPLIFICATION] if STUDY.traffic_capture else [])
 
 

@@ -12,6 +12,7 @@ rule render:
         schedule=run_file(layout.SCHEDULE),
         identities=run_file(layout.IDENTITIES),
         links=run_file(layout.LINKS),
+        churn=run_file(layout.CHURN),
         graph=run_file(layout.NETWORK_GRAPH),
         messages=directory(run_file(layout.MESSAGES)),
         provenance=run_file(layout.PROVENANCE),
@@ -72,6 +73,7 @@ rule validate:
         rules.render.output.run_config,
         rules.render.output.identities,
         rules.render.output.schedule,
+        rules.render.output.churn,
     output:
         run_file(layout.VALIDATION),
     params:

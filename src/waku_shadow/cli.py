@@ -17,7 +17,7 @@ import pandas as pd
 from . import config as cfg
 
 from .study import Study
-from . import bandwidth, bench, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, churn, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -158,6 +158,7 @@ def cmd_validate(args) -> None:
         pd.read_parquet(run_dir / layout.RECEIPTS),
         logs.publish_retries(run_dir),
         study.min_delivery,
+        churn.read(run_dir),
     )
     validation.require(result, run_dir)
 

@@ -125,6 +125,8 @@ def _resolve(raw: dict) -> Study:
         if given is not None and [sweep_setting(sweep.parameter, v) for v in sweep.values] != [given]:
             raise ConfigError(f"{sweep.parameter}: sweep.values sets it; remove the key")
         resolved[section].pop(key, None)  # not a default either: the sweep sets it in every run
+        if sweep.parameter != "churn.leaves_per_minute" and min(sweep.values) < 1:
+            raise ConfigError(f"sweep.values: {sweep.parameter} takes values of at least 1, got {min(sweep.values)}")
         if sweep.parameter == "network.peers_per_node" and net["topology"] == "cascade":
             raise ConfigError("sweep.parameter: a cascade has no peers_per_node to sweep")
         if cfg["report"]["compare_with"] is not None:
@@ -163,6 +165,8 @@ def _resolve(raw: dict) -> Study:
         traffic_interval_ns=_positive(units.duration_ns(sh["traffic_interval"], "shadow.traffic_interval"), "shadow.traffic_interval"),
         shadow_experimental=dict(sh["experimental"]),
         compare_with=cfg["report"]["compare_with"],
+        churn_leaves_per_minute=cfg["churn"]["leaves_per_minute"],
+        churn_downtime_ns=_positive(units.duration_ns(cfg["churn"]["downtime"], "churn.downtime"), "churn.downtime"),
         min_delivery=float(cfg["validation"]["min_delivery"]),
         stack=_stack(cfg["stack"]),
         resources=Resources(

@@ -36,6 +36,7 @@ RECEIPTS = "receipts.parquet"
 PUBLISHES = "publishes.parquet"
 SENDS = "sends.parquet"
 VALIDATION = "validation.json"
+CHURN = "churn.csv"  # the nodes that leave and come back: host, leave_ns, rejoin_ns, dials
 TRAFFIC = "traffic.parquet"
 AMPLIFICATION = "amplification.parquet"
 

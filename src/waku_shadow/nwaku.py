@@ -11,6 +11,9 @@ from .identities import Identity
 SIMULATION_EPOCH_NS = 946_684_800 * 1_000_000_000  # Shadow's clock starts at 2000-01-01 00:00 UTC
 TCP_PORT = 60000
 REST_PORT = 8645
+# a node leaving under churn: wakunode2's SIGTERM handler stops the node and quits with success
+LEAVE_SIGNAL = "SIGTERM"
+LEFT_STATE = {"exited": 0}
 CLUSTER_ID = 42
 SHARD = 0
 PUBSUB_TOPIC = f"/waku/2/rs/{CLUSTER_ID}/{SHARD}"

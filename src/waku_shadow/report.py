@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import layout, load, paper, stats, sweep
+from . import churn, layout, load, paper, stats, sweep
 from . import config as cfg
 from .study import Study
 from .runner import read_stats
@@ -63,7 +63,9 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         "",
     ]
     if study.sweep or study.repetitions > 1:
-        metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message")
+        losses_measured = study.min_delivery < 1 or any(cfg.load(d / layout.RUN_CONFIG).churn_leaves_per_minute for d in run_dirs)
+        metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message",
+                               *(("delivery", "delivery_when_up") if losses_measured else ()))
                    if m in set(points["metric"])]
         lines += [
             "## Points (mean over repetitions ± half the 95 % confidence interval)",
@@ -104,6 +106,7 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
             "",
             paper.distances_markdown(pooled, paper.distances(receipts, [*keys, "seed"]), keys),
         ]
+    lines += churn_section(run_dirs)
     lines += [
         "## Runs",
         "",
@@ -135,6 +138,34 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         "",
     ]
     return "\n".join(lines)
+
+
+def churn_section(run_dirs: list[Path]) -> list[str]:
+    """Per run with churn: how many nodes left, and the receipts missed while away, while rejoining, and lost."""
+    rows = []
+    for run_dir in run_dirs:
+        outages = churn.read(run_dir)
+        if outages.empty:
+            continue
+        counts = json.loads((run_dir / layout.VALIDATION).read_text())["counts"]
+        when_up = sweep.delivery(run_dir)["delivery_when_up"]
+        rows.append(f"| {run_dir.name} | {len(outages)} | {outages['host'].nunique()} | {counts['receipts_missed_away']} | "
+                    f"{counts['receipts_missed_rejoining']} | {counts['receipts_lost']} | {when_up:.2%} |")
+    if not rows:
+        return []
+    return [
+        "## Churn",
+        "",
+        "A receipt is missed *away* when its node was down at some time between the message's publish and its "
+        "last receipt anywhere, *rejoining* when the node had come back but had received nothing since; any "
+        "other missing receipt is *lost*. Delivery when up: the share delivered of the receipts not missed away "
+        "or rejoining.",
+        "",
+        "| run | leaves | nodes that left | missed away | missed rejoining | lost | delivery when up |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+    ]
 
 
 def points_markdown(table: pd.DataFrame, keys: list[str], metrics: list[str]) -> str:

@@ -11,7 +11,7 @@ import yaml
 from . import identities as ids
 from . import layout
 from . import locations as loc
-from . import nwaku, schedule, topology
+from . import churn, nwaku, schedule, topology
 from .study import Study
 from .units import shadow_bandwidth, shadow_time
 
@@ -35,6 +35,7 @@ class RunPlan:
     topology: topology.Topology
     messages: list[schedule.Message]
     node_locations: list[str] | None  # per node, when the study spreads nodes over locations
+    outages: list[churn.Outage]
 
     @property
     def publishers(self) -> set[int]:
@@ -42,13 +43,15 @@ class RunPlan:
 
 
 def plan(study: Study, size_bytes: int) -> RunPlan:
+    messages = schedule.build(study, size_bytes)
     return RunPlan(
         study=study,
         size_bytes=size_bytes,
         identities=ids.generate(study.nodes, study.seed),
         topology=topology.build(study.topology, study.nodes, study.peers_per_node, study.seed),
-        messages=schedule.build(study, size_bytes),
+        messages=messages,
         node_locations=None if study.locations is None else study.locations.of_nodes(study.nodes, study.seed),
+        outages=churn.outages(study, {m.publisher for m in messages}),
     )
 
 
@@ -109,23 +112,32 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
 
     hosts = {}
     for me in run.identities:
-        static_peers = [run.identities[p] for p in run.topology.dials[me.index]]
-        processes = [
-            {
+
+        def nwaku_process(dials: tuple[int, ...], start_ns: int) -> dict:
+            return {
                 "path": wakunode2,
                 "args": nwaku.args(
                     study,
                     me,
-                    static_peers,
+                    [run.identities[p] for p in dials],
                     rest=me.index in run.publishers,
                     max_msg_size=max_msg_size,
                     connections=connections,
                 ),
                 "environment": env,
-                "start_time": "0 s",
+                "start_time": shadow_time(start_ns),
                 "expected_final_state": "running",
             }
-        ]
+
+        processes = [nwaku_process(run.topology.dials[me.index], 0)]
+        for outage in (o for o in run.outages if o.node == me.index):
+            processes[-1].update(
+                shutdown_time=shadow_time(outage.leave_ns),
+                shutdown_signal=nwaku.LEAVE_SIGNAL,
+                expected_final_state=nwaku.LEFT_STATE,
+            )
+            if outage.rejoin_ns < study.stop_time_ns:
+                processes.append(nwaku_process(outage.dials, outage.rejoin_ns))
         for message in run.messages:
             if message.publisher != me.index:
                 continue
@@ -231,6 +243,7 @@ def render(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> None:
     schedule.write(run.messages, hosts, run_dir)
     identities_frame(run).to_csv(run_dir / layout.IDENTITIES, index=False)
     links_frame(run).to_csv(run_dir / layout.LINKS, index=False)
+    churn.frame(run.outages, hosts).to_csv(run_dir / layout.CHURN, index=False)
     (run_dir / layout.NETWORK_GRAPH).write_text(gml(run))
     config = shadow_yaml(run, run_dir, wakunode2, curl)
     (run_dir / layout.SHADOW_CONFIG).write_text(yaml.dump(config, Dumper=_PlainDumper, sort_keys=False, width=1000))

@@ -148,6 +148,8 @@ class Study:
     traffic_interval_ns: int
     shadow_experimental: dict
     compare_with: str | None
+    churn_leaves_per_minute: int
+    churn_downtime_ns: int
     min_delivery: float
     stack: Stack
     resources: Resources

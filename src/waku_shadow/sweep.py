@@ -3,6 +3,7 @@ message size), the mean over its repetitions with a 95 % confidence interval."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from . import config as cfg
 from .study import Study
 from .runner import read_stats
 
-LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max", "delivery"]
+LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max",
+                   "delivery", "delivery_when_up"]
 TRAFFIC_METRICS = ["messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
                    "amplification", "duplicates_per_receiver"]
 COST_METRICS = ["wall_s", "peak_memory_gib"]
@@ -60,14 +62,23 @@ def run_metrics(run_dir: Path) -> dict:
         "latency_max_ms": latency.max(),
         "hops_mean": measured["hop"].mean(),
         "hops_max": measured["hop"].max(),
-        # of the receipts expected of the measured messages (validation.min_delivery may let some miss)
-        "delivery": len(measured) / ((study.nodes - 1) * study.publishers * study.messages_per_publisher),
+        **delivery(run_dir),
         "wall_s": cost.wall_seconds,
         "peak_memory_gib": cost.peak_memory_bytes / 2**30,
     }
     if study.traffic_capture:
         row.update(bandwidth.run_cost(run_dir, study))
     return row
+
+
+def delivery(run_dir: Path) -> dict:
+    """Of every message's expected receipts (validation.json): the share delivered, and the share
+    delivered to nodes that were up and back in the network (churn leaves some away or rejoining)."""
+    counts = json.loads((run_dir / layout.VALIDATION).read_text())["counts"]
+    expected = counts["receipts_expected"]
+    excused = counts.get("receipts_missed_away", 0) + counts.get("receipts_missed_rejoining", 0)
+    lost = counts.get("receipts_lost", expected - counts["receipts"])  # runs validated before churn
+    return {"delivery": counts["receipts"] / expected, "delivery_when_up": (expected - excused - lost) / (expected - excused)}
 
 
 def runs_table(run_dirs: list[Path], keys: list[str]) -> pd.DataFrame:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import layout, trees
+from . import churn, layout, trees
 from .errors import ValidationError
 from .runner import RunStats
 
@@ -51,9 +51,11 @@ def check(
     receipts: pd.DataFrame,
     publish_retries: dict[str, int] | None = None,
     min_delivery: float = 1.0,
+    outages: pd.DataFrame | None = None,
 ) -> Report:
     """Every check on one run; ``publish_retries`` (host -> retried REST publishes) is reported, not judged.
-    Up to 1 - ``min_delivery`` of the expected receipts may be missing (validation.min_delivery)."""
+    Up to 1 - ``min_delivery`` of the expected receipts may be missing (validation.min_delivery);
+    receipts missed by a node that was away or rejoining (``outages``, churn.csv) are counted apart."""
     report = Report(run)
     expected_messages = len(schedule)
     report.counts = {
@@ -95,7 +97,9 @@ def check(
     else:
         report.checks["intent records"] = "ok"
 
-    report.checks["receipts"], report.counts["receipts_missing"] = _receipts_check(hosts, schedule, receipts, min_delivery)
+    receipts_check, missing_by_reason = _receipts_check(hosts, schedule, receipts, publishes, min_delivery, outages)
+    report.checks["receipts"] = receipts_check
+    report.counts.update(missing_by_reason)
     report.checks["delivery trees"] = _trees_check(receipts)
 
     unknown_from = receipts[receipts["from_host"].isna()]
@@ -129,8 +133,10 @@ def _trees_check(receipts: pd.DataFrame) -> str:
     return "ok"
 
 
-def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataFrame, min_delivery: float) -> tuple[str, int]:
-    """What is wrong with the receipts ("ok" if nothing) and how many are missing."""
+def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataFrame, publishes: pd.DataFrame,
+                    min_delivery: float, outages: pd.DataFrame | None) -> tuple[str, dict[str, int]]:
+    """What is wrong with the receipts ("ok" if nothing), and the missing ones counted by why:
+    lost, or missed while the receiver was away or rejoining (churn)."""
     expected = pd.MultiIndex.from_tuples(
         [(m, h) for m, p in zip(schedule["message"], schedule["publisher"]) for h in hosts if h != p],
         names=["message", "receiver"],
@@ -139,22 +145,30 @@ def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataF
     duplicated = got[got.duplicated()]
     missing = expected.difference(got)
     unexpected = got.difference(expected)
+    reasons = churn.explained(missing.to_frame(index=False), receipts, publishes, outages)
+    lost = missing[(reasons == "").to_numpy()]
+    counts = {"receipts_missing": len(missing), "receipts_lost": len(lost),
+              "receipts_missed_away": int((reasons == "away").sum()),
+              "receipts_missed_rejoining": int((reasons == "rejoining").sum())}
+    present = len(expected) - counts["receipts_missed_away"] - counts["receipts_missed_rejoining"]
     problems = []
-    if len(missing) > (1 - min_delivery) * len(expected):
-        by_message = pd.Series(missing.get_level_values("message")).value_counts().sort_index()
+    if len(lost) > (1 - min_delivery) * present:
+        by_message = pd.Series(lost.get_level_values("message")).value_counts().sort_index()
         problems.append(
-            f"{len(missing)} of {len(expected)} receipts missing"
+            f"{len(lost)} of {len(expected)} receipts missing"
+            + (f" at nodes that were up ({len(missing) - len(lost)} more missed by nodes away or rejoining)"
+               if len(lost) < len(missing) else "")
             + (f", more than validation.min_delivery = {min_delivery:g} allows" if min_delivery < 1 else "")
             + " ("
             + _listing([f"message {m}: {n} receivers" for m, n in by_message.items()])
             + "); first missing: "
-            + _listing([f"{r} never got message {m}" for m, r in missing])
+            + _listing([f"{r} never got message {m}" for m, r in lost])
         )
     if len(duplicated):
         problems.append(f"{len(duplicated)} duplicate receipts: " + _listing([f"{r} got message {m} twice" for m, r in duplicated]))
     if len(unexpected):
         problems.append(f"{len(unexpected)} receipts by a message's own publisher: " + _listing([f"{r}, message {m}" for m, r in unexpected]))
-    return "; ".join(problems) or "ok", len(missing)
+    return "; ".join(problems) or "ok", counts
 
 
 def require(report: Report, run_dir: Path) -> None:

@@ -1,0 +1,127 @@
+"""Churn: who leaves and when, how Shadow stops and restarts them, how their logs are joined, and
+which missing receipts their absence explains (on the recorded real runs)."""
+
+import gzip
+
+import pandas as pd
+import pytest
+
+from waku_shadow import churn, config as cfg, layout, logs, nwaku, runner, shadow_config, validation
+from waku_shadow.errors import LogError
+from waku_shadow.study import merge
+
+from recorded import RUN_2KB, copy_run, rewrite_log
+
+
+@pytest.fixture
+def churning_study(small_study):
+    return cfg.resolve(merge(small_study.resolved, {"churn": {"leaves_per_minute": 60, "downtime": "3 s"},
+                                                    "traffic": {"interval": "2 s"}}))
+
+
+def test_no_churn_by_default(small_study):
+    assert shadow_config.plan(small_study, 2000).outages == []
+
+
+def test_outages_are_of_up_non_publishers_in_the_publishing_window(churning_study):
+    run = shadow_config.plan(churning_study, 2000)
+    assert run.outages and run.outages == shadow_config.plan(churning_study, 2000).outages  # seeded
+    for outage in run.outages:
+        assert outage.node not in run.publishers
+        assert churning_study.bootstrap_ns <= outage.leave_ns <= churning_study.last_publish_ns
+        assert outage.rejoin_ns - outage.leave_ns == churning_study.churn_downtime_ns
+        assert len(outage.dials) == churning_study.peers_per_node and outage.node not in outage.dials
+    by_node = {}
+    for outage in run.outages:
+        assert by_node.get(outage.node, 0) <= outage.leave_ns  # never leaves while away
+        by_node[outage.node] = outage.rejoin_ns
+
+
+def test_a_leaving_node_is_stopped_and_started_again_with_its_key_and_new_dials(churning_study, tmp_path):
+    run = shadow_config.plan(churning_study, 2000)
+    shadow_config.render(run, tmp_path, "/opt/wakunode2", "curl")
+    outage = run.outages[0]
+    me = run.identities[outage.node]
+    processes = [p for p in shadow_config.read(tmp_path)["hosts"][me.host]["processes"] if p["path"] == "/opt/wakunode2"]
+    first, second = processes[0], processes[1]
+    assert (first["shutdown_time"], first["shutdown_signal"]) == (f"{outage.leave_ns} ns", nwaku.LEAVE_SIGNAL)
+    assert first["expected_final_state"] == nwaku.LEFT_STATE
+    assert second["start_time"] == f"{outage.rejoin_ns} ns"
+    assert f"--nodekey={me.nodekey}" in second["args"]
+    dialled = {a.split("/")[2] for a in second["args"] if a.startswith("--staticnode=")}
+    assert dialled == {run.identities[d].ip for d in outage.dials}
+    written = churn.read(tmp_path)
+    assert len(written) == len(run.outages) and written["host"].iloc[0] == me.host
+
+
+def test_the_stdouts_of_a_node_that_came_back_are_joined_in_start_order(tmp_path):
+    (tmp_path / "shadow.yaml").write_text("hosts:\n  node0000:\n    processes:\n    - path: /opt/wakunode2\n")
+    host = tmp_path / "shadow.data" / "hosts" / "node0000"
+    host.mkdir(parents=True)
+    (host / "wakunode2.1000.stdout").write_text('{"msg":"first"}\n')
+    (host / "wakunode2.1012.stdout").write_text('{"msg":"third"}\n')
+    (host / "wakunode2.1003.stdout").write_text('{"msg":"second"}\n')
+    out = logs.collect(tmp_path)
+    assert gzip.open(out / "node0000" / "wakunode2.log.gz", "rt").read().split() == [
+        '{"msg":"first"}', '{"msg":"second"}', '{"msg":"third"}']
+
+
+def test_a_left_process_cut_mid_line_is_named(tmp_path):
+    (tmp_path / "shadow.yaml").write_text("hosts:\n  node0000:\n    processes:\n    - path: /opt/wakunode2\n")
+    host = tmp_path / "shadow.data" / "hosts" / "node0000"
+    host.mkdir(parents=True)
+    (host / "wakunode2.1000.stdout").write_text('{"msg":"first"}\n{"msg":"fir')
+    (host / "wakunode2.1001.stdout").write_text('{"msg":"second"}\n')
+    with pytest.raises(LogError, match=r"wakunode2.1000.stdout: the nwaku process that left ends its log mid-line"):
+        logs.collect(tmp_path)
+
+
+def _validate(run, outages):
+    tables = logs.parse_run(run)
+    return validation.check(run.name, runner.read_stats(run), list(pd.read_csv(run / layout.IDENTITIES)["host"]),
+                            pd.read_csv(run / layout.SCHEDULE), tables["publishes"], tables["receipts"],
+                            outages=outages)
+
+
+def _leaf(run, messages):
+    """A node that publishes none of ``messages`` and relays none of them to anyone: dropping its
+    receipts leaves every delivery tree whole, as a node away would."""
+    receipts = logs.parse_run(run)["receipts"]
+    relays = set(receipts.loc[receipts["message"].isin(messages), "from_host"])
+    publishers = set(pd.read_csv(run / layout.SCHEDULE)["publisher"])
+    return next(h for h in pd.read_csv(run / layout.IDENTITIES)["host"] if h not in relays | publishers)
+
+
+def _drop_receipts(run, host, messages):
+    hashes = set(pd.read_csv(run / layout.SCHEDULE).set_index("message").loc[messages, "msg_hash"])
+    rewrite_log(run, host, lambda lines: [l for l in lines if not ('"received relay message"' in l and any(h in l for h in hashes))])
+
+
+def test_receipts_missed_while_away_or_rejoining_are_not_losses(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    publishes = logs.parse_run(run)["publishes"].set_index("message")
+    host = _leaf(run, [2, 3, 4, 5])
+    # away for messages 2 and 3; back before message 4 and 5, which it misses too: the first is
+    # rejoining: it received nothing between coming back and their publishes
+    leave, rejoin = publishes.loc[2, "publish_ns"] - 1, publishes.loc[3, "publish_ns"] + 10**6
+    _drop_receipts(run, host, [2, 3, 4, 5])
+    outages = pd.DataFrame([(host, leave, rejoin, "")], columns=churn.COLUMNS)
+    report = _validate(run, outages)
+    assert report.counts["receipts_missed_away"] == 2
+    assert report.counts["receipts_missed_rejoining"] == 2  # nothing reached it after it came back before message 6
+    assert report.counts["receipts_lost"] == 0 and report.problems == {}
+
+    without_churn = _validate(run, None)
+    assert without_churn.counts["receipts_lost"] == 4 and "receipts" in without_churn.problems
+
+
+def test_a_node_back_and_reached_again_that_misses_a_message_lost_it(tmp_path):
+    run = copy_run(RUN_2KB, tmp_path)
+    publishes = logs.parse_run(run)["publishes"].set_index("message")
+    host = _leaf(run, [1, 4])
+    leave, rejoin = publishes.loc[1, "publish_ns"] - 1, publishes.loc[2, "publish_ns"] - 10**6
+    _drop_receipts(run, host, [1, 4])  # back before message 2, which it receives; message 4 is then a loss
+    report = _validate(run, pd.DataFrame([(host, leave, rejoin, "")], columns=churn.COLUMNS))
+    assert (report.counts["receipts_missed_away"], report.counts["receipts_lost"]) == (1, 1)
+    assert report.problems["receipts"].startswith(
+        "1 of 105 receipts missing at nodes that were up (1 more missed by nodes away or rejoining)")
