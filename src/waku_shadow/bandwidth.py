@@ -94,7 +94,8 @@ def run_cost(run_dir: Path, study: Study) -> dict:
 
 def fit_axis(study: Study) -> str | None:
     """What a study's net bytes are fitted against: the messages published when it sweeps their
-    number, the payload published when it runs several sizes, nothing otherwise (a D sweep)."""
+    number, the payload published when it runs several sizes, nothing otherwise (a D, load or churn sweep)."""
     if study.sweep is not None:
-        return "messages_published" if study.sweep.parameter.startswith("traffic.") else None
+        counts = ("traffic.publishers", "traffic.messages_per_publisher")
+        return "messages_published" if study.sweep.parameter in counts else None
     return "payload_bytes" if len(study.message_sizes) > 1 else None

@@ -21,7 +21,7 @@ import pandas as pd
 from . import config as cfg
 
 from .study import Study, merge
-from . import analysis, cost, layout, paper, paper_page, pipeline, report, stats, sweep
+from . import analysis, cost, layout, load, paper, paper_page, pipeline, report, stats, sweep
 from .errors import ConfigError
 from .units import human_size
 
@@ -106,10 +106,24 @@ def sweeps(gathered: list[paper_page.StudyRuns]) -> str | None:
             continue
         keys = sweep.point_keys(g.study)
         table = pd.read_csv(points)
-        metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message")
+        losses_measured = g.study.min_delivery < 1
+        metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message",
+                               *(("delivery", "delivery_when_up") if losses_measured else ()))
                    if m in set(table["metric"])]
         parts.append(f"**{g.study.name}** ({len(g.validated)} validated runs):\n\n"
                      + report.points_markdown(sweep.wide(table, keys, metrics), keys, metrics))
+    return "\n".join(parts) or None
+
+
+def knees(gathered: list[paper_page.StudyRuns]) -> str | None:
+    """Each load study's knee per message size, as its report says it."""
+    parts = []
+    for g in gathered:
+        path = g.study_dir / layout.KNEES_TABLE
+        if not load.is_load_study(g.study) or not path.exists():
+            continue
+        parts.append(f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
+                     + "\n".join(load.knee_sentences(pd.read_csv(path), human_size)) + "\n")
     return "\n".join(parts) or None
 
 
@@ -165,7 +179,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, str | None]:
     table5, distances = single_host_tables(gathered)
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances, "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
+        "sweeps": sweeps(gathered), "knees": knees(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(bench_dir),
     }
 
