@@ -270,7 +270,7 @@ def cmd_cost_law(args) -> None:
 
 
 def cmd_docs_tables(args) -> None:
-    """Fill the generated tables of docs (findings, cost) from results/ and bench/."""
+    """Fill the generated tables of the README and docs (findings, cost) from results/ and bench/."""
     generated = findings.tables(Path(args.results), Path(args.bench))
     for doc in map(Path, args.docs):
         text, kept = findings.fill(doc.read_text(), generated, str(doc))
@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_cost_law)
 
     p = sub.add_parser("docs-tables", help="write the measured tables of docs/findings.md and docs/cost.md from results/ and bench/")
-    p.add_argument("docs", nargs="*", default=["docs/findings.md", "docs/cost.md"])
+    p.add_argument("docs", nargs="*", default=["README.md", "docs/findings.md", "docs/cost.md"])
     p.add_argument("--results", default="results")
     p.add_argument("--bench", default="bench")
     p.set_defaults(func=cmd_docs_tables)

@@ -127,6 +127,23 @@ def knees(gathered: list[paper_page.StudyRuns]) -> str | None:
     return "\n".join(parts) or None
 
 
+def churn_delivery(gathered: list[paper_page.StudyRuns]) -> str | None:
+    """Each churn sweep's delivery and p95 latency per churn rate and size."""
+    parts = []
+    for g in gathered:
+        points = g.study_dir / layout.POINTS_TABLE
+        if g.study.sweep is None or g.study.sweep.parameter != "churn.leaves_per_minute" or not points.exists():
+            continue
+        keys = sweep.point_keys(g.study)
+        table = sweep.wide(pd.read_csv(points), keys, ["delivery", "delivery_when_up", "latency_p95_ms"])
+        rows = [f"| {int(r.leaves_per_minute)} | {human_size(int(r.size_bytes))} | {r.delivery:.2%} | "
+                f"{r.delivery_when_up:.2%} | {r.latency_p95_ms:.0f} |" for r in table.itertuples()]
+        parts.append(f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
+                     + "\n".join(["| leaves per minute | size | delivery | delivery when up | p95 latency (ms) |",
+                                  "|---:|---|---:|---:|---:|", *rows]) + "\n")
+    return "\n".join(parts) or None
+
+
 def scaling(bench_dir: Path) -> str | None:
     rows = []
     for path in sorted(bench_dir.glob("scaling-*.json")):
@@ -179,7 +196,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, str | None]:
     table5, distances = single_host_tables(gathered)
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances, "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "knees": knees(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
+        "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(bench_dir),
     }
 
