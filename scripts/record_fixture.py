@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record a real-run fixture the tests replay: tests/data/<study>/<run>/.
 
-    python scripts/record_fixture.py [recorded | recorded-cascade]
+    python scripts/record_fixture.py [recorded | recorded-cascade | recorded-churn]
 
 Runs tests/data/<study>.yaml through the workflow on the stack configured in
 local.yaml, then keeps, per run, what the parser and validator read (nwaku's
@@ -20,7 +20,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "data"
-KEEP = ["identities.csv", "links.csv", "schedule.csv", "run_stats.json", "shadow.stderr"]
+KEEP = ["identities.csv", "links.csv", "schedule.csv", "churn.csv", "run_stats.json", "shadow.stderr"]
 MACHINE_KEYS = ("stack", "resources")
 
 

@@ -54,10 +54,16 @@ def test_a_leaving_node_is_stopped_and_started_again_with_its_key_and_new_dials(
     assert len(written) == len(run.outages) and written["host"].iloc[0] == me.host
 
 
-def test_the_stdouts_of_a_node_that_came_back_are_joined_in_start_order(tmp_path):
-    (tmp_path / "shadow.yaml").write_text("hosts:\n  node0000:\n    processes:\n    - path: /opt/wakunode2\n")
-    host = tmp_path / "shadow.data" / "hosts" / "node0000"
+def _shadow_host(run_dir):
+    """A run folder whose one host, node0000, runs /opt/wakunode2: its directory of Shadow's output."""
+    (run_dir / "shadow.yaml").write_text("hosts:\n  node0000:\n    processes:\n    - path: /opt/wakunode2\n")
+    host = run_dir / "shadow.data" / "hosts" / "node0000"
     host.mkdir(parents=True)
+    return host
+
+
+def test_the_stdouts_of_a_node_that_came_back_are_joined_in_start_order(tmp_path):
+    host = _shadow_host(tmp_path)
     (host / "wakunode2.1000.stdout").write_text('{"msg":"first"}\n')
     (host / "wakunode2.1012.stdout").write_text('{"msg":"third"}\n')
     (host / "wakunode2.1003.stdout").write_text('{"msg":"second"}\n')
@@ -67,9 +73,7 @@ def test_the_stdouts_of_a_node_that_came_back_are_joined_in_start_order(tmp_path
 
 
 def test_a_left_process_cut_mid_line_is_named(tmp_path):
-    (tmp_path / "shadow.yaml").write_text("hosts:\n  node0000:\n    processes:\n    - path: /opt/wakunode2\n")
-    host = tmp_path / "shadow.data" / "hosts" / "node0000"
-    host.mkdir(parents=True)
+    host = _shadow_host(tmp_path)
     (host / "wakunode2.1000.stdout").write_text('{"msg":"first"}\n{"msg":"fir')
     (host / "wakunode2.1001.stdout").write_text('{"msg":"second"}\n')
     with pytest.raises(LogError, match=r"wakunode2.1000.stdout: the nwaku process that left ends its log mid-line"):
@@ -101,8 +105,8 @@ def test_receipts_missed_while_away_or_rejoining_are_not_losses(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
     publishes = logs.parse_run(run)["publishes"].set_index("message")
     host = _leaf(run, [2, 3, 4, 5])
-    # away for messages 2 and 3; back before message 4 and 5, which it misses too: the first is
-    # rejoining: it received nothing between coming back and their publishes
+    # away for messages 2 and 3; back before messages 4 and 5, which it misses too, rejoining:
+    # nothing reached it between its return and their publishes
     leave, rejoin = publishes.loc[2, "publish_ns"] - 1, publishes.loc[3, "publish_ns"] + 10**6
     _drop_receipts(run, host, [2, 3, 4, 5])
     outages = pd.DataFrame([(host, leave, rejoin, "")], columns=churn.COLUMNS)
