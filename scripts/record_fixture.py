@@ -42,7 +42,7 @@ def main(study: str = "recorded") -> int:
             shutil.copy(run_dir / name, target / name)
         config = yaml.safe_load((run_dir / "config.yaml").read_text())
         for key in MACHINE_KEYS:
-            config.pop(key)
+            config.pop(key, None)
         (target / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         provenance = json.loads((run_dir / "provenance.json").read_text())
         provenance["nwaku"].pop("built_from", None)

@@ -2,15 +2,16 @@
 which missing receipts their absence explains (on the recorded real runs)."""
 
 import gzip
+import json
 
 import pandas as pd
 import pytest
 
-from waku_shadow import churn, config as cfg, layout, logs, nwaku, runner, shadow_config, validation
+from waku_shadow import churn, config as cfg, layout, logs, nwaku, runner, shadow_config, sweep, validation
 from waku_shadow.errors import LogError
 from waku_shadow.study import merge
 
-from recorded import RUN_2KB, copy_run, rewrite_log
+from recorded import CHURN_RUN, RUN_2KB, copy_run, parsed_copies, rewrite_log
 
 
 @pytest.fixture
@@ -31,10 +32,10 @@ def test_outages_are_of_up_non_publishers_in_the_publishing_window(churning_stud
         assert churning_study.bootstrap_ns <= outage.leave_ns <= churning_study.last_publish_ns
         assert outage.rejoin_ns - outage.leave_ns == churning_study.churn_downtime_ns
         assert len(outage.dials) == churning_study.peers_per_node and outage.node not in outage.dials
-    by_node = {}
-    for outage in run.outages:
-        assert by_node.get(outage.node, 0) <= outage.leave_ns  # never leaves while away
-        by_node[outage.node] = outage.rejoin_ns
+    back_at = {}
+    for outage in run.outages:  # never leaves while away, nor within a downtime of coming back
+        assert outage.node not in back_at or back_at[outage.node] + churning_study.churn_downtime_ns <= outage.leave_ns
+        back_at[outage.node] = outage.rejoin_ns
 
 
 def test_a_leaving_node_is_stopped_and_started_again_with_its_key_and_new_dials(churning_study, tmp_path):
@@ -129,3 +130,25 @@ def test_a_node_back_and_reached_again_that_misses_a_message_lost_it(tmp_path):
     assert (report.counts["receipts_missed_away"], report.counts["receipts_lost"]) == (1, 1)
     assert report.problems["receipts"].startswith(
         "1 of 105 receipts missing at nodes that were up (1 more missed by nodes away or rejoining)")
+
+
+def test_a_recorded_run_with_churn_validates_with_its_misses_explained(tmp_path):
+    """A real run: 7 leaves of 6 nodes (node0002 twice), every missing receipt missed away or rejoining."""
+    (run,) = parsed_copies([CHURN_RUN], tmp_path)
+    counts = json.loads((run / layout.VALIDATION).read_text())["counts"]
+    assert (counts["receipts_missed_away"], counts["receipts_missed_rejoining"], counts["receipts_lost"]) == (11, 1, 0)
+    assert counts["receipts"] == counts["receipts_expected"] - 12
+    assert sweep.delivery(run) == {"delivery": 183 / 195, "delivery_when_up": 1.0}
+
+
+def test_a_node_that_left_twice_logs_three_lives_in_order():
+    outages = churn.read(CHURN_RUN)
+    assert (outages["host"] == "node0002").sum() == 2
+    starts = [time for _, line in logs.read_lines(CHURN_RUN / "logs" / "node0002" / logs.NWAKU_LOG)
+              if '"msg":"Shutting down after receiving SIGTERM"' in line
+              for time in [json.loads(logs.UNQUOTED_TIMESTAMP.sub(r'"ts":"\1",', line, count=1))["ts"]]]
+    assert len(starts) == 2 and starts == sorted(starts)
+    receipts = logs.parse_run(CHURN_RUN)["receipts"]
+    mine = receipts[receipts["receiver"] == "node0002"]
+    for leave, rejoin in outages.loc[outages["host"] == "node0002", ["leave_ns", "rejoin_ns"]].itertuples(index=False):
+        assert not ((mine["received_ns"] > leave) & (mine["received_ns"] < rejoin)).any()  # nothing while away

@@ -24,8 +24,9 @@ class Outage:
 
 
 def outages(study: Study, publishers: set[int]) -> list[Outage]:
-    """Leaves at the times of a Poisson process over the publishing window, each of a node that is
-    up then and publishes nothing, drawn from the study's seed."""
+    """Leaves at the times of a Poisson process over the publishing window, each of a node that
+    publishes nothing and has been up for at least one downtime (a node that has just come back
+    has not yet installed the SIGTERM handler through which it leaves), drawn from the study's seed."""
     if study.churn_leaves_per_minute == 0:
         return []
     rng = random.Random(f"waku-shadow churn seed={study.seed}")
@@ -38,7 +39,7 @@ def outages(study: Study, publishers: set[int]) -> list[Outage]:
         leave += round(rng.expovariate(1 / mean_gap_ns))
         if leave > study.last_publish_ns:
             return found
-        up = [n for n in candidates if back_at.get(n, 0) <= leave]
+        up = [n for n in candidates if n not in back_at or back_at[n] + study.churn_downtime_ns <= leave]
         if not up:
             continue
         node = rng.choice(up)
