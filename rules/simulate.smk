@@ -58,6 +58,7 @@ rule parse:
         receipts=run_file(layout.RECEIPTS),
         publishes=run_file(layout.PUBLISHES),
         sends=run_file(layout.SENDS),
+        receipts_again=run_file(layout.RECEIPTS_AGAIN),
     params:
         run_dir=RUN_DIR,
     log:

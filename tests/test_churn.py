@@ -152,3 +152,16 @@ def test_a_node_that_left_twice_logs_three_lives_in_order():
     mine = receipts[receipts["receiver"] == "node0002"]
     for leave, rejoin in outages.loc[outages["host"] == "node0002", ["leave_ns", "rejoin_ns"]].itertuples(index=False):
         assert not ((mine["received_ns"] > leave) & (mine["received_ns"] < rejoin)).any()  # nothing while away
+
+
+def test_a_message_received_again_after_coming_back_is_set_apart():
+    receipts = pd.DataFrame({
+        "message": [1, 1, 1, 2, 2],
+        "receiver": ["node0001", "node0001", "node0002", "node0002", "node0002"],
+        "received_ns": [100, 900, 150, 200, 260],
+    })
+    outages = pd.DataFrame([("node0001", 300, 600, ""), ("node0002", 700, 800, "")], columns=churn.COLUMNS)
+    # node0001 left and came back between its two receipts of message 1; node0002's two receipts of
+    # message 2 fall in one life: a true duplicate, left for validation to name
+    assert churn.received_again(receipts, outages).tolist() == [False, True, False, False, False]
+    assert not churn.received_again(receipts, churn.read(RUN_2KB)).any()

@@ -85,3 +85,19 @@ def explained(missing: pd.DataFrame, receipts: pd.DataFrame, publishes: pd.DataF
         first_since = None if since_back is None or since_back.empty else since_back["received_ns"].min()
         reasons.append("rejoining" if since_back is not None and (first_since is None or first_since > start) else "")
     return pd.Series(reasons, index=missing.index, dtype=object)
+
+
+def received_again(receipts: pd.DataFrame, found: pd.DataFrame) -> pd.Series:
+    """Which receipts are a message received again by a node that left and came back after its
+    first receipt of it (its seen-cache went with its old process, and gossip delivered it anew)."""
+    again = pd.Series(False, index=receipts.index)
+    if found.empty or receipts.empty:
+        return again
+    repeated = receipts[receipts.duplicated(["message", "receiver"], keep=False)]
+    for (_, receiver), group in repeated.groupby(["message", "receiver"]):
+        group = group.sort_values("received_ns")
+        first = group["received_ns"].iloc[0]
+        restarts = found.loc[(found["host"] == receiver) & (found["leave_ns"] >= first), "rejoin_ns"]
+        for index, received in zip(group.index[1:], group["received_ns"].iloc[1:]):
+            again[index] = bool((restarts <= received).any())
+    return again

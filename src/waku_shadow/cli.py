@@ -134,7 +134,8 @@ def cmd_parse(args) -> None:
         receipts["hop"] = trees.hops(receipts)
     except ValidationError:
         receipts["hop"] = pd.NA  # the validate stage names what is wrong with the tree
-    for name, file in (("receipts", layout.RECEIPTS), ("publishes", layout.PUBLISHES), ("sends", layout.SENDS)):
+    for name, file in (("receipts", layout.RECEIPTS), ("publishes", layout.PUBLISHES), ("sends", layout.SENDS),
+                       ("receipts_again", layout.RECEIPTS_AGAIN)):
         tables[name].to_parquet(run_dir / file, index=False)
 
 
@@ -159,6 +160,7 @@ def cmd_validate(args) -> None:
         logs.publish_retries(run_dir),
         study.min_delivery,
         churn.read(run_dir),
+        len(pd.read_parquet(run_dir / layout.RECEIPTS_AGAIN)),
     )
     validation.require(result, run_dir)
 

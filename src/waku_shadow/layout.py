@@ -33,6 +33,7 @@ RUN_STATS = "run_stats.json"
 LOGS = "logs"
 # parsed, checked and measured
 RECEIPTS = "receipts.parquet"
+RECEIPTS_AGAIN = "receipts_again.parquet"  # messages nodes received again after they left and came back
 PUBLISHES = "publishes.parquet"
 SENDS = "sends.parquet"
 VALIDATION = "validation.json"

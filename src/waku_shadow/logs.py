@@ -25,7 +25,7 @@ import pandas as pd
 
 from .errors import LogError
 from .nwaku import SIMULATION_EPOCH_NS
-from . import layout, shadow_config
+from . import churn, layout, shadow_config
 
 NWAKU_LOG = "wakunode2.log.gz"
 INTENT = "publish intent"
@@ -207,7 +207,9 @@ def host_logs(run_dir: Path, hosts: list[str]) -> dict[str, Path]:
 
 
 def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
-    """Tidy tables of one run: receipts, publishes and sends, joined with the schedule."""
+    """Tidy tables of one run: receipts, publishes and sends, joined with the schedule; a message a
+    node received again after it left and came back (churn) goes to receipts_again, its first
+    receipt stays in receipts."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES)
     schedule = pd.read_csv(run_dir / layout.SCHEDULE)
     receipts, publish_events, sends = [], [], []
@@ -238,12 +240,16 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
         ]
     ].sort_values(["message", "received_ns", "receiver"], ignore_index=True)
 
+    again = churn.received_again(receipts_df, churn.read(run_dir))
+    receipts_again = receipts_df[again].reset_index(drop=True)
+    receipts_df = receipts_df[~again].reset_index(drop=True)
+
     sends_df = pd.DataFrame(sends, columns=["sender", "to_peer", "msg_hash", "time_ns"]).rename(columns={"time_ns": "sent_ns"})
     sends_df["to_host"] = sends_df["to_peer"].map(short_to_host)
     # the order a node handed one message to its peers (log order; the times often tie)
     sends_df["send_rank"] = sends_df.groupby(["sender", "msg_hash"]).cumcount() + 1
     sends_df = sends_df.sort_values(["msg_hash", "sender", "send_rank"], ignore_index=True)
-    return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df}
+    return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again}
 
 
 def short_id_map(identities: pd.DataFrame) -> dict[str, str]:

@@ -150,7 +150,8 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
         counts = json.loads((run_dir / layout.VALIDATION).read_text())["counts"]
         when_up = sweep.delivery(run_dir)["delivery_when_up"]
         rows.append(f"| {run_dir.name} | {len(outages)} | {outages['host'].nunique()} | {counts['receipts_missed_away']} | "
-                    f"{counts['receipts_missed_rejoining']} | {counts['receipts_lost']} | {when_up:.2%} |")
+                    f"{counts['receipts_missed_rejoining']} | {counts['receipts_lost']} | {when_up:.2%} | "
+                    f"{counts.get('receipts_again_after_rejoin', 0)} |")
     if not rows:
         return []
     return [
@@ -159,10 +160,11 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
         "A receipt is missed *away* when its node was down at some time between the message's publish and its "
         "last receipt anywhere, *rejoining* when the node had come back but had received nothing since; any "
         "other missing receipt is *lost*. Delivery when up: the share delivered of the receipts not missed away "
-        "or rejoining.",
+        "or rejoining. Received again: a message a node got once more after it came back (its seen-cache left "
+        "with its old process); receipts_again.parquet holds them, receipts.parquet the first receipt.",
         "",
-        "| run | leaves | nodes that left | missed away | missed rejoining | lost | delivery when up |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| run | leaves | nodes that left | missed away | missed rejoining | lost | delivery when up | received again |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
         "",
     ]

@@ -52,10 +52,12 @@ def check(
     publish_retries: dict[str, int] | None = None,
     min_delivery: float = 1.0,
     outages: pd.DataFrame | None = None,
+    receipts_again: int = 0,
 ) -> Report:
     """Every check on one run; ``publish_retries`` (host -> retried REST publishes) is reported, not judged.
     Up to 1 - ``min_delivery`` of the expected receipts may be missing (validation.min_delivery);
-    receipts missed by a node that was away or rejoining (``outages``, churn.csv) are counted apart."""
+    receipts missed by a node that was away or rejoining (``outages``, churn.csv) are counted apart,
+    as are ``receipts_again``: messages nodes received again after they came back."""
     report = Report(run)
     expected_messages = len(schedule)
     report.counts = {
@@ -65,6 +67,7 @@ def check(
         "publish_retries": sum((publish_retries or {}).values()),
         "receipts_expected": (len(hosts) - 1) * expected_messages,
         "receipts": len(receipts),
+        "receipts_again_after_rejoin": receipts_again,
     }
 
     if stats.status != "completed" or stats.failed_processes:
