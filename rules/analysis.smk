@@ -23,7 +23,9 @@ rule study_config:
 RUN_RESULTS = [
     layout.RUN_CONFIG, layout.PROVENANCE, layout.IDENTITIES, layout.RUN_STATS,
     layout.RECEIPTS, layout.PUBLISHES, layout.SENDS, layout.VALIDATION, layout.CHURN,
-] + ([layout.TRAFFIC, layout.AMPLIFICATION] if STUDY.traffic_capture else [])
+] + ([layout.TRAFFIC, layout.AMPLIFICATION] if STUDY.traffic_capture else []) + (
+    [layout.SCHEDULE, layout.LINKS, layout.SPAM_RECEIPTS, layout.RLN_EVENTS] if STUDY.spam.spammers else []
+)
 
 
 rule summarize:

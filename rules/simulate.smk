@@ -59,6 +59,8 @@ rule parse:
         publishes=run_file(layout.PUBLISHES),
         sends=run_file(layout.SENDS),
         receipts_again=run_file(layout.RECEIPTS_AGAIN),
+        spam_receipts=run_file(layout.SPAM_RECEIPTS),
+        rln_events=run_file(layout.RLN_EVENTS),
     params:
         run_dir=RUN_DIR,
     log:

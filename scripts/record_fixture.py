@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record a real-run fixture the tests replay: tests/data/<study>/<run>/.
 
-    python scripts/record_fixture.py [recorded | recorded-cascade | recorded-churn]
+    python scripts/record_fixture.py [recorded | recorded-cascade | recorded-churn | recorded-spam]
 
 Runs tests/data/<study>.yaml through the workflow on the stack configured in
 local.yaml, then keeps, per run, what the parser and validator read (nwaku's

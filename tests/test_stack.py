@@ -1,9 +1,9 @@
 """A tiny study end to end on the real Shadow and nwaku, when this machine has them.
 
 The binaries are found the way the workflow finds them: local.yaml's
-stack.shadow.binary, and stack.nwaku.binary or a wakunode2 the workflow built
-for the current patches and make flags. Without them the test is skipped,
-saying why.
+stack.shadow.binary or the Shadow the workflow built for the current patches,
+and stack.nwaku.binary or a wakunode2 the workflow built for the current
+patches and make flags. Without them the test is skipped, saying why.
 """
 
 import shutil
@@ -24,9 +24,10 @@ pytestmark = pytest.mark.stack
 def missing_stack() -> str | None:
     """Why the real stack cannot run here, or None when it can."""
     study = pipeline.study_from_snakemake({})
-    shadow = study.stack.shadow_binary
-    if not shadow or not shutil.which(shadow):
-        return f"no Shadow binary configured (stack.shadow.binary in {pipeline.local_config_path()})"
+    shadow = study.stack.shadow_binary or REPO / pipeline.shadow_build_dir(study) / "bin" / "shadow"
+    if not shutil.which(str(shadow)):
+        return (f"no Shadow at {shadow} (set stack.shadow.binary in {pipeline.local_config_path()}, "
+                "or let the workflow build Shadow)")
     wakunode2 = study.stack.nwaku_binary or REPO / pipeline.nwaku_build_dir(study) / "wakunode2"
     if not shutil.which(str(wakunode2)):
         return f"no wakunode2 built for the current patches and make flags ({wakunode2}); run the workflow once"

@@ -15,6 +15,7 @@ from .study import (
     Locations,
     Resources,
     Rln,
+    Spam,
     Stack,
     Study,
     Sweep,
@@ -24,6 +25,9 @@ from .study import (
     with_sweep_value,
 )
 from . import locations as loc
+
+# swept keys that may take 0: no churn, no spam
+ZERO_SWEEPS = ("churn.leaves_per_minute", "spam.messages_per_epoch")
 
 
 def read_yaml(path: str | Path) -> dict:
@@ -125,7 +129,7 @@ def _resolve(raw: dict) -> Study:
         if given is not None and [sweep_setting(sweep.parameter, v) for v in sweep.values] != [given]:
             raise ConfigError(f"{sweep.parameter}: sweep.values sets it; remove the key")
         resolved[section].pop(key, None)  # not a default either: the sweep sets it in every run
-        if sweep.parameter != "churn.leaves_per_minute" and min(sweep.values) < 1:
+        if sweep.parameter not in ZERO_SWEEPS and min(sweep.values) < 1:
             raise ConfigError(f"sweep.values: {sweep.parameter} takes values of at least 1, got {min(sweep.values)}")
         if sweep.parameter == "network.peers_per_node" and net["topology"] == "cascade":
             raise ConfigError("sweep.parameter: a cascade has no peers_per_node to sweep")
@@ -167,6 +171,7 @@ def _resolve(raw: dict) -> Study:
         compare_with=cfg["report"]["compare_with"],
         churn_leaves_per_minute=cfg["churn"]["leaves_per_minute"],
         churn_downtime_ns=_positive(units.duration_ns(cfg["churn"]["downtime"], "churn.downtime"), "churn.downtime"),
+        spam=_spam(cfg["spam"], cfg["rln"], traffic["publishers"], nodes),
         min_delivery=float(cfg["validation"]["min_delivery"]),
         stack=_stack(cfg["stack"]),
         resources=Resources(
@@ -236,6 +241,24 @@ def _positive(value: int, key: str) -> int:
     return value
 
 
+def _spam(spam: dict, rln: dict, publishers: int, nodes: int) -> Spam:
+    found = Spam(
+        spammers=spam["spammers"],
+        messages_per_epoch=spam["messages_per_epoch"],
+        duration_ns=units.duration_ns(spam["duration"], "spam.duration"),
+        valid_proofs=spam["valid_proofs"],
+    )
+    if found.spammers and rln["epoch"] is None:
+        raise ConfigError("spam.spammers: spam is judged against RLN's rate limit; set rln.epoch")
+    if found.spammers + publishers > nodes:
+        raise ConfigError(
+            f"spam.spammers: {found.spammers} spammers and {publishers} publishers are more than network.nodes ({nodes})"
+        )
+    if found.active and found.duration_ns <= 0:
+        raise ConfigError("spam.duration: must be longer than 0")
+    return found
+
+
 def _rln(raw_rln: dict, rln: dict) -> Rln:
     platform = rln["platform"]
     if platform is not None:
@@ -265,7 +288,8 @@ def _rln(raw_rln: dict, rln: dict) -> Rln:
         ) from None
     if per_byte_ns < 0:
         raise ConfigError("rln.verification_per_byte: must not be negative")
-    return Rln(platform, generation, verification, per_byte_ns)
+    epoch = None if rln["epoch"] is None else _positive(units.duration_ns(rln["epoch"], "rln.epoch"), "rln.epoch")
+    return Rln(platform, generation, verification, per_byte_ns, epoch, rln["messages_per_epoch"])
 
 
 def _stack(stack: dict) -> Stack:

@@ -50,15 +50,11 @@ def runs_table(gathered: list[paper_page.StudyRuns]) -> str | None:
                 nwaku = json.loads(provenance.read_text())["nwaku"]
                 build = f"{nwaku['nwaku_tag']} {nwaku.get('memory_manager', 'refc')}/{nwaku.get('allocator', 'nim')}"
             wall = row.get("wall_s")
-            rows.append(f"| {g.study.name} | {row['run']} | {_number(wall, '{:.0f} s')} | "
-                        f"{_number(row.get('peak_memory_GiB'), '{:.2f} GiB')} | {row['state'].replace('|', '/')} | {build} |")
+            rows.append(f"| {g.study.name} | {row['run']} | {report.number(wall, '{:.0f} s')} | "
+                        f"{report.number(row.get('peak_memory_GiB'), '{:.2f} GiB')} | {row['state'].replace('|', '/')} | {build} |")
     if not rows:
         return None
     return "\n".join(["| study | run | wall time | peak memory | state | nwaku build |", "|---|---|---:|---:|---|---|", *rows])
-
-
-def _number(value, form: str) -> str:
-    return "" if value is None or pd.isna(value) else form.format(value)
 
 
 PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
@@ -144,6 +140,34 @@ def churn_delivery(gathered: list[paper_page.StudyRuns]) -> str | None:
     return "\n".join(parts) or None
 
 
+# the spam block's columns and how each is written
+SPAM_FORMS = {"spam_over_limit": "{:.0f}", "spam_reach_mean": "{:.2f}", "spam_payload_bytes_sent": "{:,.0f}",
+              "disconnected_share": "{:.0%}", "prune_s_median": "{:.1f}", "disconnect_s_median": "{:.1f}",
+              "latency_p95_ms": "{:.0f}", "delivery": "{:.2%}"}
+
+
+def spam_answers(gathered: list[paper_page.StudyRuns]) -> str | None:
+    """Each spam sweep per spam rate: what over-limit messages reach and cost, when the spammers'
+    peers prune and disconnect them, and the honest messages' p95 latency meanwhile."""
+    parts = []
+    for g in gathered:
+        points = g.study_dir / layout.POINTS_TABLE
+        if g.study.sweep is None or g.study.sweep.parameter != "spam.messages_per_epoch" or not points.exists():
+            continue
+        table = sweep.wide(pd.read_csv(points), sweep.point_keys(g.study), list(SPAM_FORMS))
+        rows = [f"| {int(row['messages_per_epoch'])} | "
+                + " | ".join(report.number(row.get(metric), form) for metric, form in SPAM_FORMS.items()) + " |"
+                for row in table.to_dict("records")]
+        rate = f"{g.study.rln.messages_per_epoch} per {g.study.rln.epoch_ns / 1e9:g} s epoch"
+        parts.append(
+            f"**{g.study.name}** ({g.study.nodes} nodes, rate limit {rate}, {g.study.spam.spammers} spammer(s) for "
+            f"{g.study.spam.duration_ns / 1e9:g} s; {len(g.validated)} validated runs):\n\n"
+            + "\n".join(["| spam per epoch | over the limit | reach (nodes) | spam payload bytes sent | peers disconnected "
+                         "| pruned after (s) | disconnected after (s) | honest p95 (ms) | honest delivery |",
+                         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|", *rows]) + "\n")
+    return "\n".join(parts) or None
+
+
 def scaling(bench_dir: Path) -> str | None:
     rows = []
     for path in sorted(bench_dir.glob("scaling-*.json")):
@@ -196,7 +220,8 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, str | None]:
     table5, distances = single_host_tables(gathered)
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances, "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
+        "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
+        "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(bench_dir),
     }
 

@@ -10,6 +10,10 @@ messages are read:
 * ``received relay message`` from a peer: the node accepted a message (after
   its validators, so after L_v); ``receivedTime`` is nwaku's clock in ns.
 * ``sent relay message``: one line per peer a message is sent to.
+* ``rln stand-in rejected message`` (nwaku-patches/0011, with rln.epoch): the node's
+  stand-in for RLN's validator rejected a message, and why (spam, invalid proof, ...).
+* ``pruning negative score peer`` and ``disconnecting bad score peer`` (0011, at NOTICE
+  with rln.epoch): gossipsub's scoring pruned a peer from the mesh or disconnected it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -31,6 +36,10 @@ NWAKU_LOG = "wakunode2.log.gz"
 INTENT = "publish intent"
 RECEIVED = "received relay message"
 SENT = "sent relay message"
+REJECTED = "rln stand-in rejected message"
+SCORE_EVENTS = {"pruning negative score peer": "pruned", "disconnecting bad score peer": "disconnected"}
+READ = (INTENT, RECEIVED, SENT, REJECTED, *SCORE_EVENTS)
+RLN_EVENT_COLUMNS = ["host", "event", "msg_hash", "reason", "peer_id", "peer_host", "time_ns"]
 REST_SOURCE = "rest"
 # Lines nwaku prints to stdout that are not log records: v0.37.1-beta's config builder
 # echoes its shard setting once at start (waku/factory/conf_builder/waku_conf_builder.nim).
@@ -130,7 +139,7 @@ def events(path: Path) -> Iterator[dict]:
             continue
         if not (text.startswith("{") and text.endswith("}")):
             raise LogError(f"{path}: line {number} is not a JSON log record: {text[:160]!r}")
-        if '"msg":"' + RECEIVED not in text and '"msg":"' + SENT not in text and '"msg":"' + INTENT not in text:
+        if not any('"msg":"' + kind in text for kind in READ):
             continue
         try:
             record = json.loads(UNQUOTED_TIMESTAMP.sub(r'"ts":"\1",', text, count=1), object_pairs_hook=_first_key_wins)
@@ -148,13 +157,21 @@ def _first_key_wins(pairs: list[tuple[str, object]]) -> dict:
     return record
 
 
-def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict]]:
-    """Receipts, publish records and sends logged by one host."""
-    receipts, publishes, sends = [], [], []
+def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+    """Receipts, publish records, sends and RLN events (rejections, prunes and disconnections
+    for score) logged by one host."""
+    receipts, publishes, sends, rln_events = [], [], [], []
     for record in events(path):
         try:
             msg = record["msg"]
-            if msg == RECEIVED:
+            if msg == REJECTED:
+                rln_events.append({"host": host, "event": "rejected", "msg_hash": record["msg_hash"],
+                                   "reason": record["reason"], "peer_id": None,
+                                   "time_ns": int(record["rejectedTime"]) - SIMULATION_EPOCH_NS})
+            elif msg in SCORE_EVENTS:
+                rln_events.append({"host": host, "event": SCORE_EVENTS[msg], "msg_hash": None, "reason": None,
+                                   "peer_id": record["peer_id"], "time_ns": _record_time_ns(record["ts"])})
+            elif msg == RECEIVED:
                 row = {
                     "msg_hash": record["msg_hash"],
                     "time_ns": int(record["receivedTime"]) - SIMULATION_EPOCH_NS,
@@ -185,7 +202,14 @@ def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict
                 )
         except (KeyError, ValueError, TypeError) as exc:
             raise LogError(f"{path}: line {record['_line']} ({record.get('msg')!r}) lacks a usable field: {exc}") from exc
-    return receipts, publishes, sends
+    return receipts, publishes, sends, rln_events
+
+
+def _record_time_ns(ts: str) -> int:
+    """A chronicles timestamp ("2000-01-01 00:00:20.475+00:00", millisecond resolution) as
+    simulated ns since the start of the run."""
+    since_epoch = datetime.fromisoformat(ts) - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return since_epoch // timedelta(microseconds=1) * 1000 - SIMULATION_EPOCH_NS
 
 
 def host_logs(run_dir: Path, hosts: list[str]) -> dict[str, Path]:
@@ -209,15 +233,19 @@ def host_logs(run_dir: Path, hosts: list[str]) -> dict[str, Path]:
 def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     """Tidy tables of one run: receipts, publishes and sends, joined with the schedule; a message a
     node received again after it left and came back (churn) goes to receipts_again, its first
-    receipt stays in receipts."""
+    receipt stays in receipts; receipts of spam go to spam_receipts, and the RLN stand-in's
+    rejections and gossipsub's prunes and disconnections for score to rln_events."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES)
     schedule = pd.read_csv(run_dir / layout.SCHEDULE)
-    receipts, publish_events, sends = [], [], []
+    if "spam" not in schedule:  # rendered before studies of spam
+        schedule["spam"] = False
+    receipts, publish_events, sends, rln_events = [], [], [], []
     for host, path in host_logs(run_dir, list(identities["host"])).items():
-        r, p, s = parse_host(path, host)
+        r, p, s, e = parse_host(path, host)
         receipts += r
         publish_events += p
         sends += s
+        rln_events += e
 
     short_to_host = short_id_map(identities)
     publishes = _publishes(schedule, pd.DataFrame(publish_events, columns=["host", "kind", "msg_hash", "time_ns", "payload_bytes"]))
@@ -228,28 +256,37 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     receipts_df = receipts_df.rename(columns={"time_ns": "received_ns"})
     receipts_df["from_host"] = receipts_df["from_peer"].map(short_to_host)
     receipts_df = receipts_df.merge(
-        publishes[["msg_hash", "message", "warmup", "publisher", "size_bytes", "intent_ns", "publish_ns"]],
+        publishes[["msg_hash", "message", "warmup", "spam", "publisher", "size_bytes", "intent_ns", "publish_ns"]],
         on="msg_hash",
         how="left",
     )
     receipts_df["latency_ms"] = (receipts_df["received_ns"] - receipts_df["intent_ns"]) / 1e6
     receipts_df = receipts_df[
         [
-            "msg_hash", "message", "warmup", "size_bytes", "payload_bytes", "publisher", "receiver",
+            "msg_hash", "message", "warmup", "spam", "size_bytes", "payload_bytes", "publisher", "receiver",
             "from_peer", "from_host", "intent_ns", "publish_ns", "received_ns", "latency_ms",
         ]
     ].sort_values(["message", "received_ns", "receiver"], ignore_index=True)
 
     again = churn.received_again(receipts_df, churn.read(run_dir))
     receipts_again = receipts_df[again].reset_index(drop=True)
-    receipts_df = receipts_df[~again].reset_index(drop=True)
+    receipts_df = receipts_df[~again]
+    spam = receipts_df.pop("spam").astype(bool)
+    spam_receipts = receipts_df[spam].reset_index(drop=True)
+    receipts_df = receipts_df[~spam].reset_index(drop=True)
+    receipts_again = receipts_again.drop(columns="spam")
+
+    rln_events_df = pd.DataFrame(rln_events, columns=[c for c in RLN_EVENT_COLUMNS if c != "peer_host"])
+    rln_events_df.insert(5, "peer_host", rln_events_df["peer_id"].map(dict(zip(identities["peer_id"], identities["host"]))))
+    rln_events_df = rln_events_df.sort_values(["time_ns", "host"], ignore_index=True)
 
     sends_df = pd.DataFrame(sends, columns=["sender", "to_peer", "msg_hash", "time_ns"]).rename(columns={"time_ns": "sent_ns"})
     sends_df["to_host"] = sends_df["to_peer"].map(short_to_host)
     # the order a node handed one message to its peers (log order; the times often tie)
     sends_df["send_rank"] = sends_df.groupby(["sender", "msg_hash"]).cumcount() + 1
     sends_df = sends_df.sort_values(["msg_hash", "sender", "send_rank"], ignore_index=True)
-    return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again}
+    return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again,
+            "spam_receipts": spam_receipts, "rln_events": rln_events_df}
 
 
 def short_id_map(identities: pd.DataFrame) -> dict[str, str]:

@@ -25,6 +25,8 @@ ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"
 ENV_VERIFICATION_NS_PER_BYTE = "WAKU_SIM_VALIDATION_DELAY_NS_PER_BYTE"
 ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
 ENV_MESSAGE_LINES_AT_NOTICE = "WAKU_SIM_MESSAGE_LINES_AT_NOTICE"
+ENV_RLN_EPOCH_NS = "WAKU_SIM_RLN_EPOCH_NS"
+ENV_SCORE_EVENTS_AT_NOTICE = "WAKU_SIM_SCORE_EVENTS_AT_NOTICE"
 # glibc hands blocks of this size and more straight back to the kernel when they are freed,
 # instead of keeping them for reuse (its own threshold grows to the largest block freed)
 GLIBC_MMAP_THRESHOLD = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
@@ -112,6 +114,9 @@ def environment(study: Study) -> dict[str, str]:
     for name, value in vars(study.gossipsub).items():
         if value is not None:
             env[ENV_GOSSIPSUB[name]] = str(value)
+    if study.rln.epoch_ns:
+        env[ENV_RLN_EPOCH_NS] = str(study.rln.epoch_ns)
+        env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"
     if study.stack.nwaku_allocator == "malloc":
         env.update(GLIBC_MMAP_THRESHOLD)
     if study.nwaku_copy_once:

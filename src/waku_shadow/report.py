@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import churn, layout, load, paper, stats, sweep
+from . import churn, layout, load, paper, spam, stats, sweep
 from . import config as cfg
 from .study import Study
 from .runner import read_stats
@@ -107,6 +107,7 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
             paper.distances_markdown(pooled, paper.distances(receipts, [*keys, "seed"]), keys),
         ]
     lines += churn_section(run_dirs)
+    lines += spam_section(study, run_dirs)
     lines += [
         "## Runs",
         "",
@@ -168,6 +169,54 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
         *rows,
         "",
     ]
+
+
+def spam_section(study: Study, run_dirs: list[Path]) -> list[str]:
+    """Per run with spammers: what their messages reached and cost, and when their peers pruned and
+    disconnected them, beside the honest messages' latency."""
+    if not study.rln.epoch_ns or (study.spam.spammers == 0):
+        return []
+    rows = []
+    for run_dir in run_dirs:
+        found = spam.run_metrics(run_dir)
+        if not found:
+            rows.append(f"| {run_dir.name} | 0 | 0 | | | | | | | | |")
+            continue
+        latency = stats.measured(pd.read_parquet(run_dir / layout.RECEIPTS))["latency_ms"]
+        rows.append(
+            f"| {run_dir.name} | {found['spam_published']} | {found['spam_over_limit']} | {number(found['spam_reach_mean'], '{:.2f}')} | "
+            f"{found['spam_rejected']} | {found['spam_payload_bytes_sent'] / 1e6:.2f} | {found['spammer_peers']} | "
+            f"{found['pruned_share']:.0%} / {found['disconnected_share']:.0%} | {_seconds(found['prune_s_median'])} | "
+            f"{_seconds(found['disconnect_s_median'])} / {_seconds(found['disconnect_s_max'])} | "
+            f"{latency.quantile(0.5):.0f} / {latency.quantile(0.95):.0f} |"
+        )
+    return [
+        "## Spam against RLN",
+        "",
+        f"RLN's rate limit: {study.rln.messages_per_epoch} message(s) per {study.rln.epoch_ns / 1e9:g} s epoch, judged by "
+        f"every node (nwaku patch 0011: RLN's rules without its cryptography). {study.spam.spammers} spammer(s) publish "
+        f"for {study.spam.duration_ns / 1e9:g} s; beyond the limit their messages "
+        + ("repeat a nullifier of the epoch" if study.spam.valid_proofs else "carry invalid proofs")
+        + ". Reach: the nodes that accepted an over-limit message (its publisher's peers reject it). Bytes: the "
+        "spammers' payloads times every link they were sent over. Pruned / disconnected: the share of the spammers' "
+        "peers whose gossipsub scoring pruned them from the mesh / disconnected them, and how long after the "
+        "first over-limit message (median / max). Honest latency: the measured honest messages, p50 / p95.",
+        "",
+        "| run | spam published | over the limit | reach (mean nodes) | rejections | payload MB sent | spammer's peers "
+        "| pruned / disconnected | prune after (median) | disconnect after (median / max) | honest p50 / p95 (ms) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+    ]
+
+
+def _seconds(value: float) -> str:
+    return "never" if pd.isna(value) else f"{value:.1f} s"
+
+
+def number(value, form: str) -> str:
+    """``value`` in ``form`` (e.g. "{:.0f} s"), or blank when there is none."""
+    return "" if value is None or pd.isna(value) else form.format(value)
 
 
 def points_markdown(table: pd.DataFrame, keys: list[str], metrics: list[str]) -> str:

@@ -36,9 +36,23 @@ class Rln:
     proof_generation_ns: int
     verification_ns: int
     verification_ns_per_byte: float
+    epoch_ns: int | None = None  # RLN's rate limit is enforced (patch 0011) only when set
+    messages_per_epoch: int = 1
 
     def verification_delay_ns(self, payload_bytes: int) -> int:
         return round(self.verification_ns + self.verification_ns_per_byte * payload_bytes)
+
+
+@dataclass(frozen=True)
+class Spam:
+    spammers: int = 0
+    messages_per_epoch: int = 0
+    duration_ns: int = 0
+    valid_proofs: bool = True
+
+    @property
+    def active(self) -> bool:
+        return self.spammers > 0 and self.messages_per_epoch > 0
 
 
 @dataclass(frozen=True)
@@ -150,6 +164,7 @@ class Study:
     compare_with: str | None
     churn_leaves_per_minute: int
     churn_downtime_ns: int
+    spam: Spam
     min_delivery: float
     stack: Stack
     resources: Resources
@@ -161,7 +176,8 @@ class Study:
 
     @property
     def last_publish_ns(self) -> int:
-        return self.bootstrap_ns + (self.messages_per_run - 1) * self.interval_ns
+        honest = self.bootstrap_ns + (self.messages_per_run - 1) * self.interval_ns
+        return max(honest, self.bootstrap_ns + self.spam.duration_ns) if self.spam.active else honest
 
     @property
     def stop_time_ns(self) -> int:

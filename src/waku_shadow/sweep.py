@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 from scipy.stats import t as student_t
 
-from . import bandwidth, layout, stats
+from . import bandwidth, layout, spam, stats
 from . import config as cfg
 from .study import Study
 from .runner import read_stats
@@ -68,6 +68,8 @@ def run_metrics(run_dir: Path) -> dict:
     }
     if study.traffic_capture:
         row.update(bandwidth.run_cost(run_dir, study))
+    if study.spam.active:
+        row.update(spam.run_metrics(run_dir))
     return row
 
 
@@ -95,7 +97,7 @@ def ci95_half_width(values: pd.Series) -> float:
 
 def points_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Tidy: per point and metric, the number of runs, their mean and its 95 % confidence interval."""
-    metrics = [m for m in LATENCY_METRICS + TRAFFIC_METRICS + COST_METRICS if m in runs]
+    metrics = [m for m in LATENCY_METRICS + TRAFFIC_METRICS + spam.METRICS + COST_METRICS if m in runs]
     rows = []
     for point, group in runs.groupby(keys):
         point = point if isinstance(point, tuple) else (point,)

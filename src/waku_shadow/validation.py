@@ -57,18 +57,32 @@ def check(
     """Every check on one run; ``publish_retries`` (host -> retried REST publishes) is reported, not judged.
     Up to 1 - ``min_delivery`` of the expected receipts may be missing (validation.min_delivery);
     receipts missed by a node that was away or rejoining (``outages``, churn.csv) are counted apart,
-    as are ``receipts_again``: messages nodes received again after they came back."""
+    as are ``receipts_again``: messages nodes received again after they came back. The spammers'
+    messages (spam.*) are counted, not judged: nobody is expected to receive them; nor are the
+    spammers expected to receive the honest messages (their peers cut them off), which are counted."""
     report = Report(run)
+    spam = schedule["spam"].astype(bool) if "spam" in schedule else pd.Series(False, index=schedule.index)
+    spam_hashes = set(schedule.loc[spam, "msg_hash"])
+    spam_publishes = publishes[publishes["msg_hash"].isin(spam_hashes)]
+    spammers = set(schedule.loc[spam, "publisher"])
+    at_spammers = receipts["receiver"].isin(spammers)
+    receivers = [h for h in hosts if h not in spammers]
+    schedule = schedule[~spam]
+    publishes = publishes[~publishes["msg_hash"].isin(spam_hashes)]
     expected_messages = len(schedule)
     report.counts = {
         "nodes": len(hosts),
         "messages_scheduled": expected_messages,
         "messages_published": int(publishes["publish_ns"].notna().sum()),
         "publish_retries": sum((publish_retries or {}).values()),
-        "receipts_expected": (len(hosts) - 1) * expected_messages,
-        "receipts": len(receipts),
+        "receipts_expected": (len(receivers) - 1) * expected_messages,
+        "receipts": int((~at_spammers).sum()),
         "receipts_again_after_rejoin": receipts_again,
     }
+    if spam_hashes:
+        report.counts["spam_scheduled"] = len(spam_hashes)
+        report.counts["spam_published"] = int(spam_publishes["publish_ns"].notna().sum())
+        report.counts["receipts_at_spammers"] = int(at_spammers.sum())
 
     if stats.status != "completed" or stats.failed_processes:
         failed = [f"{f['process']} ({f['actual']})" for f in stats.failed_processes]
@@ -100,7 +114,8 @@ def check(
     else:
         report.checks["intent records"] = "ok"
 
-    receipts_check, missing_by_reason = _receipts_check(hosts, schedule, receipts, publishes, min_delivery, outages)
+    receipts_check, missing_by_reason = _receipts_check(receivers, schedule, receipts[~at_spammers], publishes,
+                                                        min_delivery, outages)
     report.checks["receipts"] = receipts_check
     report.counts.update(missing_by_reason)
     report.checks["delivery trees"] = _trees_check(receipts)
