@@ -277,8 +277,8 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     receipts_again = receipts_again.drop(columns="spam")
 
     rln_events_df = pd.DataFrame(rln_events, columns=[c for c in RLN_EVENT_COLUMNS if c != "peer_host"])
-    rln_events_df.insert(5, "peer_host", rln_events_df["peer_id"].map(dict(zip(identities["peer_id"], identities["host"]))))
-    rln_events_df = rln_events_df.sort_values(["time_ns", "host"], ignore_index=True)
+    peer_host = rln_events_df["peer_id"].map(dict(zip(identities["peer_id"], identities["host"])))
+    rln_events_df = rln_events_df.assign(peer_host=peer_host)[RLN_EVENT_COLUMNS].sort_values(["time_ns", "host"], ignore_index=True)
 
     sends_df = pd.DataFrame(sends, columns=["sender", "to_peer", "msg_hash", "time_ns"]).rename(columns={"time_ns": "sent_ns"})
     sends_df["to_host"] = sends_df["to_peer"].map(short_to_host)
