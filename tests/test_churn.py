@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from waku_shadow import churn, config as cfg, layout, logs, nwaku, runner, shadow_config, sweep, validation
+from waku_shadow import churn, config as cfg, layout, logs, nwaku, runner, schedule, shadow_config, sweep, validation
 from waku_shadow.errors import LogError
 from waku_shadow.study import merge
 
@@ -84,7 +84,7 @@ def test_a_left_process_cut_mid_line_is_named(tmp_path):
 def _validate(run, outages):
     tables = logs.parse_run(run)
     return validation.check(run.name, runner.read_stats(run), list(pd.read_csv(run / layout.IDENTITIES)["host"]),
-                            pd.read_csv(run / layout.SCHEDULE), tables["publishes"], tables["receipts"],
+                            schedule.read(run), tables["publishes"], tables["receipts"],
                             outages=outages)
 
 

@@ -106,7 +106,7 @@ def spam_run(tmp_path_factory):
 
 
 def test_the_recorded_spam_is_rejected_by_the_stand_in_and_kept_apart(spam_run):
-    scheduled = pd.read_csv(spam_run / layout.SCHEDULE, keep_default_na=False)
+    scheduled = schedule.read(spam_run)
     over = scheduled[spam.over_limit(scheduled)]
     events = pd.read_parquet(spam_run / layout.RLN_EVENTS)
     rejected = events[events["event"] == "rejected"]

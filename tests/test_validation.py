@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from waku_shadow import cli, logs, runner, validation
+from waku_shadow import cli, logs, runner, schedule, validation
 from waku_shadow.errors import ValidationError
 
 from recorded import RUN_2KB, RUNS, copy_run, rewrite_log
@@ -17,7 +17,7 @@ def check(run_dir):
         run_dir.name,
         runner.read_stats(run_dir),
         list(pd.read_csv(run_dir / "identities.csv")["host"]),
-        pd.read_csv(run_dir / "schedule.csv"),
+        schedule.read(run_dir),
         tables["publishes"],
         tables["receipts"],
     )
@@ -32,9 +32,9 @@ def test_recorded_runs_pass(run):
 
 def test_missing_receipt_lists_receiver_and_message(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
-    schedule = pd.read_csv(run / "schedule.csv")
-    target = schedule["msg_hash"][3]
-    receiver = next(h for h in pd.read_csv(run / "identities.csv")["host"] if h != schedule["publisher"][3])
+    scheduled = pd.read_csv(run / "schedule.csv")
+    target = scheduled["msg_hash"][3]
+    receiver = next(h for h in pd.read_csv(run / "identities.csv")["host"] if h != scheduled["publisher"][3])
     rewrite_log(run, receiver, lambda lines: [l for l in lines if not ('"received relay message"' in l and target in l)])
     report = check(run)
     assert list(report.problems) == ["receipts"]
@@ -49,13 +49,13 @@ def test_missing_receipt_lists_receiver_and_message(tmp_path):
 
 def test_min_delivery_lets_counted_losses_pass(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
-    schedule = pd.read_csv(run / "schedule.csv")
-    target = schedule["msg_hash"][3]
-    receivers = [h for h in pd.read_csv(run / "identities.csv")["host"] if h != schedule["publisher"][3]][:5]
+    scheduled = schedule.read(run)
+    target = scheduled["msg_hash"][3]
+    receivers = [h for h in pd.read_csv(run / "identities.csv")["host"] if h != scheduled["publisher"][3]][:5]
     for receiver in receivers:
         rewrite_log(run, receiver, lambda lines: [l for l in lines if not ('"received relay message"' in l and target in l)])
     tables = logs.parse_run(run)
-    args = (run.name, runner.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]), schedule,
+    args = (run.name, runner.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]), scheduled,
             tables["publishes"], tables["receipts"])
     lenient = validation.check(*args, min_delivery=0.95)  # 5 of 105 missing: 95.2 % delivered
     assert lenient.problems == {} and lenient.counts["receipts_missing"] == 5
@@ -94,7 +94,7 @@ def test_negative_latency_is_named(tmp_path):
     receipts.loc[0, "latency_ms"] = -1.0
     report = validation.check(
         run.name, runner.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]),
-        pd.read_csv(run / "schedule.csv"), tables["publishes"], receipts,
+        schedule.read(run), tables["publishes"], receipts,
     )
     assert report.problems["latency"].startswith("1 receipts arrive before their message was published: ")
 

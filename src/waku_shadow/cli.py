@@ -17,7 +17,7 @@ import pandas as pd
 from . import config as cfg
 
 from .study import Study
-from . import bandwidth, bench, churn, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, churn, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, schedule, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -155,7 +155,7 @@ def cmd_validate(args) -> None:
         study.runs()[0].run_id,
         runner.read_stats(run_dir),
         hosts,
-        pd.read_csv(run_dir / layout.SCHEDULE),
+        schedule.read(run_dir),
         pd.read_parquet(run_dir / layout.PUBLISHES),
         pd.read_parquet(run_dir / layout.RECEIPTS),
         logs.publish_retries(run_dir),

@@ -31,6 +31,7 @@ import pandas as pd
 from .errors import LogError
 from .nwaku import SIMULATION_EPOCH_NS
 from . import churn, layout, shadow_config
+from . import schedule as schedule_
 
 NWAKU_LOG = "wakunode2.log.gz"
 INTENT = "publish intent"
@@ -236,9 +237,7 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     receipt stays in receipts; receipts of spam go to spam_receipts, and the RLN stand-in's
     rejections and gossipsub's prunes and disconnections for score to rln_events."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES)
-    schedule = pd.read_csv(run_dir / layout.SCHEDULE)
-    if "spam" not in schedule:  # rendered before studies of spam
-        schedule["spam"] = False
+    schedule = schedule_.read(run_dir)
     receipts, publish_events, sends, rln_events = [], [], [], []
     for host, path in host_logs(run_dir, list(identities["host"])).items():
         r, p, s, e = parse_host(path, host)

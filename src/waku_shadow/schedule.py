@@ -135,5 +135,11 @@ def write(messages: list[Message], hosts: list[str], run_dir: Path) -> None:
     to_frame(messages, hosts).to_csv(run_dir / layout.SCHEDULE, index=False)
 
 
+def read(run_dir: Path) -> pd.DataFrame:
+    """A run's schedule.csv; one rendered before studies of spam has no spammers and no proofs."""
+    frame = pd.read_csv(run_dir / layout.SCHEDULE, keep_default_na=False)
+    return frame.assign(**{column: frame.get(column, default) for column, default in (("spam", False), ("rln_proof", ""))})
+
+
 def body_name(message: Message) -> str:
     return f"message-{message.index:04d}.json"

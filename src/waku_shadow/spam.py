@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import layout
+from .schedule import read as read_schedule
 
 METRICS = [
     "spam_published", "spam_over_limit", "spam_reach_mean", "spam_reach_max", "spam_rejected",
@@ -20,7 +21,7 @@ def over_limit(schedule: pd.DataFrame) -> pd.Series:
     """The spam messages beyond RLN's rate limit: those repeating a nullifier of their publisher's
     epoch (the first message with a nullifier is within the limit), or all of them when their proofs
     are invalid."""
-    spam = schedule["spam"].astype(bool)
+    spam = schedule["spam"]
     repeated = schedule.duplicated(["publisher", "rln_proof"], keep="first")
     invalid = schedule["rln_proof"].str.startswith("rln:0:")
     return spam & (repeated | invalid)
@@ -31,8 +32,8 @@ def run_metrics(run_dir: Path) -> dict:
     reaches (mean, max); rejections by the RLN stand-in; the payload bytes the spammers' messages
     were sent with, over every link; and of the spammers' peers the share that pruned and that
     disconnected a spammer, and how long after its first over-limit message (median, max)."""
-    schedule = pd.read_csv(run_dir / layout.SCHEDULE, keep_default_na=False)
-    if "spam" not in schedule or not schedule["spam"].astype(bool).any():
+    schedule = read_schedule(run_dir)
+    if not schedule["spam"].any():
         return {}
     publishes = pd.read_parquet(run_dir / layout.PUBLISHES)
     receipts = pd.read_parquet(run_dir / layout.SPAM_RECEIPTS)
@@ -40,7 +41,7 @@ def run_metrics(run_dir: Path) -> dict:
     sends = pd.read_parquet(run_dir / layout.SENDS)
     links = pd.read_csv(run_dir / layout.LINKS)
 
-    spam = schedule[schedule["spam"].astype(bool)].assign(over_limit=over_limit(schedule))
+    spam = schedule[schedule["spam"]].assign(over_limit=over_limit(schedule))
     published = spam[spam["msg_hash"].isin(publishes.loc[publishes["publish_ns"].notna(), "msg_hash"])]
     over = published[published["over_limit"]]
     reach = receipts.groupby("msg_hash")["receiver"].nunique().reindex(over["msg_hash"], fill_value=0)

@@ -61,7 +61,7 @@ def check(
     messages (spam.*) are counted, not judged: nobody is expected to receive them; nor are the
     spammers expected to receive the honest messages (their peers cut them off), which are counted."""
     report = Report(run)
-    spam = schedule["spam"].astype(bool) if "spam" in schedule else pd.Series(False, index=schedule.index)
+    spam = schedule["spam"]
     spam_hashes = set(schedule.loc[spam, "msg_hash"])
     spam_publishes = publishes[publishes["msg_hash"].isin(spam_hashes)]
     spammers = set(schedule.loc[spam, "publisher"])
