@@ -46,9 +46,12 @@ def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, 
     assert "Intro kept." in text and "old table" not in text
     assert "**recorded** (n16-size2000B-seed11, n16-size100000B-seed11):" in text
     assert "| 2 KB | 356 / " in text  # the paper's 2 KB minimum beside ours
+    assert findings.tables(results, REPO / "bench")["distances-in-brief"]["recorded"].startswith(
+        "**recorded** (1 seed): KS 0.")
     assert "old cascade table" in text  # no cascade study in these results
+    assert "**recorded**:" in text
     for run in RUNS:
-        assert f"| recorded | {run.name} |" in text and "| validated |" in text
+        assert f"| {run.name} |" in text and "| validated |" in text
     assert "scaling-paper-10000B" in text  # bench/scaling-*.json
     again, kept = findings.fill(text, findings.tables(results, REPO / "bench"), "doc")
     assert again == text and kept == ["table3"]
@@ -59,9 +62,22 @@ def test_a_cascade_fills_table3(tmp_path):
     study = study_in("recorded-cascade", results)
     parsed_copies(CASCADE_RUNS, results / study.name / layout.RUNS)
     (results / study.name / layout.STUDY_CONFIG).write_text((REPO / "tests/data/recorded-cascade.yaml").read_text())
-    table = findings.tables(results, tmp_path)["table3"]
+    table = findings.tables(results, tmp_path)["table3"]["recorded-cascade"]
     assert table.startswith("**recorded-cascade** (TCP slow start after idle off;")
     assert "| L_t |" in table
+
+
+def test_a_study_without_results_here_keeps_its_section(results, tmp_path, monkeypatch):
+    monkeypatch.setattr(findings, "PAPER_NODES", 16)
+    doc = tmp_path / "findings.md"
+    doc.write_text("<!-- generated: table5 -->\n**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |\n\n"
+                   "**recorded** (stale):\n\n| stale row |\n<!-- /generated -->\n")
+    text, kept = findings.fill(doc.read_text(), findings.tables(results, REPO / "bench"), str(doc))
+    assert kept == ["table5: paper"]
+    assert "**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |" in text  # another machine's study, as it was
+    assert "stale row" not in text and "**recorded** (n16-size2000B-seed11" in text
+    assert text.index("**paper**") < text.index("**recorded**")  # the block's order is kept
+    assert findings.fill(text, findings.tables(results, REPO / "bench"), str(doc))[0] == text
 
 
 def test_an_unknown_block_is_named(results, tmp_path):

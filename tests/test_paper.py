@@ -58,6 +58,18 @@ def test_the_papers_receipts_after_seq_0_give_table5(shadow_receipts):
     assert 2468 in set(paper.table3().query("component == 'total'")["latency_ms"])
 
 
+def test_the_papers_first_receipt_steps_split_into_transmission_and_a_remainder():
+    table = paper.first_receipt_steps(bandwidth_bps=100e6).set_index("size_bytes")
+    assert table.loc[2000].tolist() == [356, 0, 0, 0]  # Table 5's 2 KB minimum, the reference
+    assert table.loc[500000, "first_receipt_ms"] == 471 and table.loc[500000, "later_than_smallest_ms"] == 115
+    assert table.loc[500000, "transmission_ms"] == pytest.approx(498000 * 8 / 100e6 * 1e3)
+    assert (table["remainder_ms"] == table["later_than_smallest_ms"] - table["transmission_ms"]).all()
+    slower = paper.first_receipt_steps(bandwidth_bps=10e6).set_index("size_bytes")
+    assert slower.loc[500000, "transmission_ms"] == pytest.approx(10 * table.loc[500000, "transmission_ms"])
+    text = paper.first_receipt_steps_markdown(table.reset_index())
+    assert "| 500 KB | 471 | 115 | 39.8 | 75 |" in text and "later than at 2 KB" in text
+
+
 def test_hops_read_off_the_papers_latency_steps(shadow_receipts):
     measured = shadow_receipts[~shadow_receipts["warmup"]]
     # the groups between the empty gaps, as the sorted latencies show them (ms, receipts)

@@ -6,8 +6,10 @@ A doc marks where a table goes:
     ...replaced by `waku-shadow docs-tables`...
     <!-- /generated -->
 
-Every table says which runs it comes from. A block whose results are not on this machine keeps
-what it holds, and the command says so: results are regenerated where they can be run.
+Every table says which runs it comes from. Most blocks hold one section per study, headed by its
+name in bold: a section is rewritten when its study's results are on this machine and kept as it was
+otherwise, and a block with no results here at all keeps what it holds; the command names what it
+kept. Results are regenerated where they can be run, one study at a time.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from .errors import ConfigError
 from .units import human_size
 
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
+SECTION = re.compile(r"^\*\*(?P<study>[\w.-]+)\*\*", re.M)
+
+# a block's content: one text, or one section per study name
+Block = str | dict[str, str] | None
 
 
 def studies(results_dir: Path) -> list[Study]:
@@ -37,9 +43,10 @@ def studies(results_dir: Path) -> list[Study]:
     return found
 
 
-def runs_table(gathered: list[paper_page.StudyRuns]) -> str | None:
-    rows = []
+def runs_table(gathered: list[paper_page.StudyRuns]) -> Block:
+    parts = {}
     for g in gathered:
+        rows = []
         for row in g.states.to_dict("records"):
             if row["state"] == "not run":
                 continue
@@ -50,20 +57,21 @@ def runs_table(gathered: list[paper_page.StudyRuns]) -> str | None:
                 nwaku = json.loads(provenance.read_text())["nwaku"]
                 build = f"{nwaku['nwaku_tag']} {nwaku.get('memory_manager', 'refc')}/{nwaku.get('allocator', 'nim')}"
             wall = row.get("wall_s")
-            rows.append(f"| {g.study.name} | {row['run']} | {report.number(wall, '{:.0f} s')} | "
+            rows.append(f"| {row['run']} | {report.number(wall, '{:.0f} s')} | "
                         f"{report.number(row.get('peak_memory_GiB'), '{:.2f} GiB')} | {row['state'].replace('|', '/')} | {build} |")
-    if not rows:
-        return None
-    return "\n".join(["| study | run | wall time | peak memory | state | nwaku build |", "|---|---|---:|---:|---|---|", *rows])
+        if rows:
+            parts[g.study.name] = f"**{g.study.name}**:\n\n" + "\n".join(
+                ["| run | wall time | peak memory | state | nwaku build |", "|---|---:|---:|---|---|", *rows]) + "\n"
+    return parts or None
 
 
 PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
 
 
-def single_host_tables(gathered: list[paper_page.StudyRuns]) -> tuple[str | None, str | None]:
-    """Table 5 beside ours and the distances from the paper's raw latencies, per single-host study of
-    the paper's 1000 nodes that ran a size the paper simulated."""
-    table5, distances = [], []
+def single_host_tables(gathered: list[paper_page.StudyRuns]) -> tuple[Block, Block, Block]:
+    """Table 5 beside ours, the distances from the paper's raw latencies, and those distances in one
+    line, per single-host study of the paper's 1000 nodes that ran a size the paper simulated."""
+    table5, distances, in_brief = {}, {}, {}
     for g in gathered:
         if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
             continue
@@ -74,28 +82,32 @@ def single_host_tables(gathered: list[paper_page.StudyRuns]) -> tuple[str | None
         if comparison.empty:
             continue
         runs = ", ".join(r.name for r in g.validated)
-        table5.append(f"**{g.study.name}** ({runs}):\n\n" + paper.table5_markdown(comparison))
+        table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + paper.table5_markdown(comparison)
         keys = sweep.point_keys(g.study)
         pooled = paper.distances(receipts, keys)
-        distances.append(f"**{g.study.name}** ({runs}):\n\n"
-                         + paper.distances_markdown(pooled, paper.distances(receipts, [*keys, "seed"]), keys))
-    return ("\n".join(table5) or None), ("\n".join(distances) or None)
+        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n"
+                                   + paper.distances_markdown(pooled, paper.distances(receipts, [*keys, "seed"]), keys))
+        seeds = receipts["seed"].nunique()
+        in_brief[g.study.name] = (f"**{g.study.name}** ({seeds} seed{'s' if seeds > 1 else ''}): KS "
+                                  + ", ".join(f"{row.ks:.2f} at {human_size(int(row.size_bytes))}" for row in pooled.itertuples())
+                                  + "\n")
+    return (table5 or None), (distances or None), (in_brief or None)
 
 
-def table3(gathered: list[paper_page.StudyRuns]) -> str | None:
-    parts = []
+def table3(gathered: list[paper_page.StudyRuns]) -> Block:
+    parts = {}
     for g in gathered:
         if g.single_host or not g.validated or g.study.locations is None:
             continue
         slow_start = "on" if g.study.tcp_slow_start_after_idle else "off"
-        parts.append(f"**{g.study.name}** (TCP slow start after idle {slow_start}; "
-                     f"{', '.join(r.name for r in g.validated)}):\n\n"
-                     + paper.table3_markdown(analysis.multihost_table3(g.validated)))
-    return "\n".join(parts) or None
+        parts[g.study.name] = (f"**{g.study.name}** (TCP slow start after idle {slow_start}; "
+                               f"{', '.join(r.name for r in g.validated)}):\n\n"
+                               + paper.table3_markdown(analysis.multihost_table3(g.validated)))
+    return parts or None
 
 
-def sweeps(gathered: list[paper_page.StudyRuns]) -> str | None:
-    parts = []
+def sweeps(gathered: list[paper_page.StudyRuns]) -> Block:
+    parts = {}
     for g in gathered:
         points = g.study_dir / layout.POINTS_TABLE
         if g.study.sweep is None or not points.exists():
@@ -106,26 +118,26 @@ def sweeps(gathered: list[paper_page.StudyRuns]) -> str | None:
         metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message",
                                *(("delivery", "delivery_when_up") if losses_measured else ()))
                    if m in set(table["metric"])]
-        parts.append(f"**{g.study.name}** ({len(g.validated)} validated runs):\n\n"
-                     + report.points_markdown(sweep.wide(table, keys, metrics), keys, metrics))
-    return "\n".join(parts) or None
+        parts[g.study.name] = (f"**{g.study.name}** ({len(g.validated)} validated runs):\n\n"
+                               + report.points_markdown(sweep.wide(table, keys, metrics), keys, metrics))
+    return parts or None
 
 
-def knees(gathered: list[paper_page.StudyRuns]) -> str | None:
+def knees(gathered: list[paper_page.StudyRuns]) -> Block:
     """Each load study's knee per message size, as its report says it."""
-    parts = []
+    parts = {}
     for g in gathered:
         path = g.study_dir / layout.KNEES_TABLE
         if not load.is_load_study(g.study) or not path.exists():
             continue
-        parts.append(f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
-                     + "\n".join(load.knee_sentences(pd.read_csv(path), human_size)) + "\n")
-    return "\n".join(parts) or None
+        parts[g.study.name] = (f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
+                               + "\n".join(load.knee_sentences(pd.read_csv(path), human_size)) + "\n")
+    return parts or None
 
 
-def churn_delivery(gathered: list[paper_page.StudyRuns]) -> str | None:
+def churn_delivery(gathered: list[paper_page.StudyRuns]) -> Block:
     """Each churn sweep's delivery and p95 latency per churn rate and size."""
-    parts = []
+    parts = {}
     for g in gathered:
         points = g.study_dir / layout.POINTS_TABLE
         if g.study.sweep is None or g.study.sweep.parameter != "churn.leaves_per_minute" or not points.exists():
@@ -134,10 +146,10 @@ def churn_delivery(gathered: list[paper_page.StudyRuns]) -> str | None:
         table = sweep.wide(pd.read_csv(points), keys, ["delivery", "delivery_when_up", "latency_p95_ms"])
         rows = [f"| {int(r.leaves_per_minute)} | {human_size(int(r.size_bytes))} | {r.delivery:.2%} | "
                 f"{r.delivery_when_up:.2%} | {r.latency_p95_ms:.0f} |" for r in table.itertuples()]
-        parts.append(f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
-                     + "\n".join(["| leaves per minute | size | delivery | delivery when up | p95 latency (ms) |",
-                                  "|---:|---|---:|---:|---:|", *rows]) + "\n")
-    return "\n".join(parts) or None
+        parts[g.study.name] = (f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
+                               + "\n".join(["| leaves per minute | size | delivery | delivery when up | p95 latency (ms) |",
+                                            "|---:|---|---:|---:|---:|", *rows]) + "\n")
+    return parts or None
 
 
 # the spam block's columns and how each is written
@@ -146,10 +158,10 @@ SPAM_FORMS = {"spam_over_limit": "{:.0f}", "spam_reach_mean": "{:.2f}", "spam_pa
               "latency_p95_ms": "{:.0f}", "delivery": "{:.2%}"}
 
 
-def spam_answers(gathered: list[paper_page.StudyRuns]) -> str | None:
+def spam_answers(gathered: list[paper_page.StudyRuns]) -> Block:
     """Each spam sweep per spam rate: what over-limit messages reach and cost, when the spammers'
     peers prune and disconnect them, and the honest messages' p95 latency meanwhile."""
-    parts = []
+    parts = {}
     for g in gathered:
         points = g.study_dir / layout.POINTS_TABLE
         if g.study.sweep is None or g.study.sweep.parameter != "spam.messages_per_epoch" or not points.exists():
@@ -159,13 +171,13 @@ def spam_answers(gathered: list[paper_page.StudyRuns]) -> str | None:
                 + " | ".join(report.number(row.get(metric), form) for metric, form in SPAM_FORMS.items()) + " |"
                 for row in table.to_dict("records")]
         rate = f"{g.study.rln.messages_per_epoch} per {g.study.rln.epoch_ns / 1e9:g} s epoch"
-        parts.append(
+        parts[g.study.name] = (
             f"**{g.study.name}** ({g.study.nodes} nodes, rate limit {rate}, {g.study.spam.spammers} spammer(s) for "
             f"{g.study.spam.duration_ns / 1e9:g} s; {len(g.validated)} validated runs):\n\n"
             + "\n".join(["| spam per epoch | over the limit | reach (nodes) | spam payload bytes sent | peers disconnected "
                          "| pruned after (s) | disconnected after (s) | honest p95 (ms) | honest delivery |",
                          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|", *rows]) + "\n")
-    return "\n".join(parts) or None
+    return parts or None
 
 
 def scaling(bench_dir: Path) -> str | None:
@@ -215,28 +227,43 @@ def bench_rows(bench_dir: Path) -> str | None:
                       "|---|---|---|---|---:|---:|---:|---|", *rows])
 
 
-def tables(results_dir: Path, bench_dir: Path) -> dict[str, str | None]:
+def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     gathered = paper_page.gather(studies(results_dir))
-    table5, distances = single_host_tables(gathered)
+    table5, distances, distances_in_brief = single_host_tables(gathered)
     return {
-        "runs": runs_table(gathered), "table5": table5, "distances": distances, "table3": table3(gathered),
+        "runs": runs_table(gathered), "table5": table5, "distances": distances,
+        "distances-in-brief": distances_in_brief, "table3": table3(gathered),
         "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
-        "capacity": capacity(bench_dir),
+        "capacity": capacity(bench_dir), "first-receipt": paper.first_receipt_steps_markdown(paper.first_receipt_steps()),
     }
 
 
-def fill(text: str, generated: dict[str, str | None], source: str) -> tuple[str, list[str]]:
-    """``text`` with every generated block that has a table replaced; and the names of those kept as they were."""
+def sections(body: str) -> dict[str, str]:
+    """A generated block's sections by study name, in the block's order."""
+    starts = list(SECTION.finditer(body))
+    ends = [m.start() for m in starts[1:]] + [len(body)]
+    return {m["study"]: body[m.start():end].rstrip() + "\n" for m, end in zip(starts, ends)}
+
+
+def fill(text: str, generated: dict[str, Block], source: str) -> tuple[str, list[str]]:
+    """``text`` with its generated blocks written from ``generated``; and what was kept as it was: a
+    block's name, or ``name: study`` for a study section whose results are not here."""
     kept = []
 
     def replace(match: re.Match) -> str:
         name = match["name"]
         if name not in generated:
             raise ConfigError(f"{source}: no table is called {name!r}; known: {', '.join(generated)}")
-        if generated[name] is None:
+        new = generated[name]
+        if new is None:
             kept.append(name)
             return match[0]
-        return f"{match[1]}{generated[name].rstrip()}\n{match[4]}"
+        if isinstance(new, dict):
+            merged = sections(match["body"])
+            kept.extend(f"{name}: {study}" for study in merged if study not in new)
+            merged.update(new)
+            new = "\n".join(section.rstrip() + "\n" for section in merged.values())
+        return f"{match[1]}{new.rstrip()}\n{match[4]}"
 
     return BLOCK.sub(replace, text), kept

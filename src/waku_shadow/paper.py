@@ -13,6 +13,7 @@ SHADOW_RECEIPTS = "shadow_latency_receipts.csv.gz"
 # The paper's analysis (rln-delay-simulations/analyze.py in waku-org/research) leaves out every
 # receiver's first message, seq 0, "due to tcp flow control"; Table 5 is the other nine.
 WARMUP_SEQS = (0,)
+LINK_BANDWIDTH_BPS = 100_000_000  # the paper's shadow.yaml: 100 Mbit up and down (data/paper/README.md)
 HOP_SOURCES = ["paper, from latency steps", "ours, from delivery trees", "ours, from latency steps"]
 
 
@@ -88,6 +89,27 @@ def distances_markdown(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[s
         if seeds:
             line += f" {row['ks_min']:.3f}–{row['ks_max']:.3f} | {row['w_min']:.1f}–{row['w_max']:.1f} |"
         lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def first_receipt_steps(bandwidth_bps: float = LINK_BANDWIDTH_BPS) -> pd.DataFrame:
+    """Per size of the paper's raw data: its first receipt (the publisher's nearest peer), how much
+    later that is than at the smallest size, how much of that the larger message's transmission at
+    the link's bandwidth accounts for, and the remainder (ms)."""
+    measured = stats.measured(shadow_receipts())
+    first = measured.groupby("size_bytes")["latency_ms"].min().sort_index()
+    table = pd.DataFrame({"size_bytes": first.index, "first_receipt_ms": first.to_numpy()})
+    table["later_than_smallest_ms"] = table["first_receipt_ms"] - table["first_receipt_ms"].iloc[0]
+    table["transmission_ms"] = (table["size_bytes"] - table["size_bytes"].iloc[0]) * 8 / bandwidth_bps * 1e3
+    table["remainder_ms"] = table["later_than_smallest_ms"] - table["transmission_ms"]
+    return table
+
+
+def first_receipt_steps_markdown(table: pd.DataFrame) -> str:
+    lines = [f"| size | first receipt (ms) | later than at {human_size(int(table['size_bytes'].iloc[0]))} (ms) | "
+             "of which transmission (ms) | remainder (ms) |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {human_size(int(r.size_bytes))} | {r.first_receipt_ms:.0f} | {r.later_than_smallest_ms:.0f} | "
+              f"{r.transmission_ms:.1f} | {r.remainder_ms:.0f} |" for r in table.itertuples()]
     return "\n".join(lines) + "\n"
 
 
