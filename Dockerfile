@@ -1,9 +1,11 @@
 # waku-shadow with Shadow and a patched nwaku built from their pinned upstream tags,
-# by the same scripts the workflow's build rules run. docs/running.md has the commands.
+# by the same scripts the workflow's build rules run. docs/running.md ("In a container") has
+# the commands that were proven, and what a sandboxed host needs besides.
 #
 #   docker build -t waku-shadow .
-#   docker run --rm --shm-size=64g --security-opt seccomp=unconfined \
-#     -v "$PWD/results:/waku-shadow/results" waku-shadow --cores 64 --configfile configs/paper.yaml
+#   docker run --rm --shm-size=200g -v "$PWD/results:/waku-shadow/results" \
+#     waku-shadow --cores 64 --configfile configs/paper.yaml
+#   docker run --rm --entrypoint python waku-shadow -m pytest
 #
 # Without GitHub (behind a firewall), each upstream source can come from this machine instead,
 # as a build context; a context left out is fetched from upstream:
@@ -67,8 +69,10 @@ RUN /src/scripts/build_shadow.sh https://github.com/shadow/shadow.git ${SHADOW_T
 
 COPY --from=nwaku-source / /src/nwaku/
 COPY nwaku-patches /src/nwaku-patches
-# -d:disableMarchNative: a binary for any x86-64 host, not only the build machine's CPU
-RUN source=; [ ! -e /src/nwaku/.git ] || source=/src/nwaku; \
+# -d:disableMarchNative: a binary for any x86-64 host, not only the build machine's CPU.
+# A source tree built elsewhere carries generated files that name that machine's paths: dropped.
+RUN source=; if [ -e /src/nwaku/.git ]; then source=/src/nwaku; \
+      rm -rf /src/nwaku/vendor/.nimble /src/nwaku/nimbus-build-system.paths /src/nwaku/nimcache /src/nwaku/build; fi; \
     NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
     NWAKU_MEMORY_MANAGER=orc NWAKU_ALLOCATOR=malloc \
     /src/scripts/build_nwaku.sh "$source" https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \

@@ -2,7 +2,7 @@
 
 import pytest
 
-from waku_shadow import cli, findings, layout
+from waku_shadow import cli, findings, layout, runner
 
 from conftest import REPO
 from recorded import CASCADE_RUNS, RUNS, parsed_copies
@@ -89,3 +89,18 @@ def test_an_unknown_block_is_named(results, tmp_path):
 
 def test_table5_is_only_of_the_papers_network(results):
     assert findings.tables(results, results)["table5"] is None  # 16 nodes, not the paper's 1000
+
+
+def test_a_studys_simulations_say_how_they_shared_the_machine(tmp_path):
+    def run(name, started_utc, wall_seconds):
+        run_dir = tmp_path / name
+        run_dir.mkdir()
+        runner.RunStats(status="completed", wall_seconds=wall_seconds, peak_memory_bytes=0, min_available_bytes=0,
+                        memory_floor_bytes=0, simulated_reached="", simulated_end="", shadow_exit_code=0,
+                        failed_processes=[], started_utc=started_utc).write(run_dir, None)
+        return run_dir
+
+    overlapping = [run("a", "2026-11-25T03:00:00.000+00:00", 10.0), run("b", "2026-11-25T03:00:05.000+00:00", 10.0)]
+    assert findings.simulation_span(overlapping) == (
+        "2 simulations, 20 s of run wall time in 15 s from the first start to the last finish (1.3 at once on average)")
+    assert findings.simulation_span([*overlapping, run("recorded-before", None, 3.0)]) is None

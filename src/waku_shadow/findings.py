@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +24,7 @@ import pandas as pd
 from . import config as cfg
 
 from .study import Study, merge
-from . import analysis, cost, layout, load, paper, paper_page, pipeline, report, stats, sweep
+from . import analysis, cost, layout, load, paper, paper_page, pipeline, report, runner, stats, sweep
 from .errors import ConfigError
 from .units import human_size
 
@@ -43,6 +44,19 @@ def studies(results_dir: Path) -> list[Study]:
     return found
 
 
+def simulation_span(run_dirs: list[Path]) -> str | None:
+    """How a study's simulations shared the machine: their wall times summed against the wall clock
+    from the first start to the last finish; None when a run has no start time."""
+    stats = [runner.read_stats(d) for d in run_dirs if (d / layout.RUN_STATS).exists()]
+    if not stats or any(s.started_utc is None for s in stats):
+        return None
+    starts = [datetime.fromisoformat(s.started_utc) for s in stats]
+    span = (max(start + timedelta(seconds=s.wall_seconds) for start, s in zip(starts, stats)) - min(starts)).total_seconds()
+    summed = sum(s.wall_seconds for s in stats)
+    return (f"{len(stats)} simulations, {summed:.0f} s of run wall time in {span:.0f} s from the first start "
+            f"to the last finish ({summed / span:.1f} at once on average)")
+
+
 def runs_table(gathered: list[paper_page.StudyRuns]) -> Block:
     parts = {}
     for g in gathered:
@@ -60,7 +74,8 @@ def runs_table(gathered: list[paper_page.StudyRuns]) -> Block:
             rows.append(f"| {row['run']} | {report.number(wall, '{:.0f} s')} | "
                         f"{report.number(row.get('peak_memory_GiB'), '{:.2f} GiB')} | {row['state'].replace('|', '/')} | {build} |")
         if rows:
-            parts[g.study.name] = f"**{g.study.name}**:\n\n" + "\n".join(
+            span = simulation_span([layout.run_dir(g.study_dir, run) for run in g.states["run"]])
+            parts[g.study.name] = f"**{g.study.name}**{': ' + span if span else ''}:\n\n" + "\n".join(
                 ["| run | wall time | peak memory | state | nwaku build |", "|---|---:|---:|---|---|", *rows]) + "\n"
     return parts or None
 

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import RunError
@@ -33,6 +34,7 @@ class RunStats:
     shadow_exit_code: int | None
     failed_processes: list[dict]
     memory_at_peak: dict | None = None  # a MemoryBreakdown, as a dict; None in runs recorded before it
+    started_utc: str | None = None  # when Shadow started, ISO 8601; None in runs recorded before it
 
     def write(self, run_dir: Path, attempts_log: Path | None) -> None:
         """run_stats.json, and a line in the run's log of attempts (kept when a failed job's outputs are removed)."""
@@ -106,6 +108,7 @@ def run(
             f"at or below the memory floor of {gib(memory_floor_bytes)}"
         )
     min_available = baseline_available
+    started_utc = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     started = time.monotonic()
     with (run_dir / layout.SHADOW_LOG).open("wb") as stdout:
         process = subprocess.Popen(
@@ -164,6 +167,7 @@ def run(
         shadow_exit_code=process.returncode,
         failed_processes=shadow_log.failed_processes(run_dir / layout.SHADOW_LOG),
         memory_at_peak=None if at_peak is None else asdict(at_peak),
+        started_utc=started_utc,
     )
     if over_budget:
         why = (f"the run took {gib(own_peak)}, more than the {gib(memory_budget_bytes)} it declared "

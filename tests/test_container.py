@@ -1,0 +1,53 @@
+"""The Dockerfile: its build contexts and copies everywhere; its image running the real stack when one
+was built on this machine (an engine, podman or docker, with an image named waku-shadow)."""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+
+DOCKERFILE = (REPO / "Dockerfile").read_text()
+IMAGE = "waku-shadow"
+# what this host's engine needs besides, e.g. "--runtime runc" in a sandbox (docs/running.md)
+EXTRA_ARGS_ENV = "WAKU_SHADOW_CONTAINER_ARGS"
+
+
+def test_every_build_context_is_an_empty_stage_and_documented():
+    contexts = re.findall(r"^FROM scratch AS (\S+)$", DOCKERFILE, re.M)
+    assert {"nwaku-source", "nim", "rust", "git-mirrors", "ca-certificates"} <= set(contexts)
+    running = (REPO / "docs/running.md").read_text()
+    for context in contexts:
+        assert f"--build-context {context}=" in DOCKERFILE and f"`{context}=" in running, context
+        assert f"COPY --from={context} / " in DOCKERFILE, context
+
+
+def test_what_the_dockerfile_copies_from_the_project_exists():
+    for sources in re.findall(r"^COPY (?!--from)(.+) \S+$", DOCKERFILE, re.M):
+        for source in sources.split():
+            assert source == "." or list(REPO.glob(source)), source
+
+
+def engine_with_image() -> tuple[str | None, str]:
+    for engine in ("podman", "docker"):
+        if shutil.which(engine):
+            found = subprocess.run([engine, "image", "inspect", IMAGE], capture_output=True)
+            if found.returncode == 0:
+                return engine, ""
+    return None, f"no podman or docker here with an image named {IMAGE} (docs/running.md builds it)"
+
+
+def test_the_image_runs_a_tiny_study_on_its_own_stack():
+    engine, reason = engine_with_image()
+    if engine is None:
+        pytest.skip(reason)
+    done = subprocess.run(
+        [engine, "run", "--rm", *shlex.split(os.environ.get(EXTRA_ARGS_ENV, "")), "--entrypoint", "python", IMAGE,
+         "-m", "pytest", "-q", "tests/test_stack.py::test_tiny_study_end_to_end"],
+        capture_output=True, text=True, timeout=1800,
+    )
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
