@@ -32,12 +32,21 @@ def test_what_the_dockerfile_copies_from_the_project_exists():
             assert source == "." or list(REPO.glob(source)), source
 
 
+def run_in_image(engine: str, *command: str, timeout: int) -> subprocess.CompletedProcess:
+    return subprocess.run([engine, "run", "--rm", *shlex.split(os.environ.get(EXTRA_ARGS_ENV, "")),
+                           "--entrypoint", command[0], IMAGE, *command[1:]],
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def engine_with_image() -> tuple[str | None, str]:
+    """An engine that holds the image and can start a container from it here, or why there is none."""
     for engine in ("podman", "docker"):
-        if shutil.which(engine):
-            found = subprocess.run([engine, "image", "inspect", IMAGE], capture_output=True)
-            if found.returncode == 0:
-                return engine, ""
+        if shutil.which(engine) and subprocess.run([engine, "image", "inspect", IMAGE], capture_output=True).returncode == 0:
+            started = run_in_image(engine, "true", timeout=300)
+            if started.returncode != 0:
+                return None, (f"{engine} cannot start a container here ({started.stderr.strip()[-300:]}); "
+                              f"give it what this host needs in ${EXTRA_ARGS_ENV} (docs/running.md)")
+            return engine, ""
     return None, f"no podman or docker here with an image named {IMAGE} (docs/running.md builds it)"
 
 
@@ -45,9 +54,6 @@ def test_the_image_runs_a_tiny_study_on_its_own_stack():
     engine, reason = engine_with_image()
     if engine is None:
         pytest.skip(reason)
-    done = subprocess.run(
-        [engine, "run", "--rm", *shlex.split(os.environ.get(EXTRA_ARGS_ENV, "")), "--entrypoint", "python", IMAGE,
-         "-m", "pytest", "-q", "tests/test_stack.py::test_tiny_study_end_to_end"],
-        capture_output=True, text=True, timeout=1800,
-    )
+    done = run_in_image(engine, "python", "-m", "pytest", "-q", "tests/test_stack.py::test_tiny_study_end_to_end",
+                        timeout=1800)
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
