@@ -47,7 +47,8 @@ def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, 
     assert "**recorded** (n16-size2000B-seed11, n16-size100000B-seed11):" in text
     assert "| 2 KB | 356 / " in text  # the paper's 2 KB minimum beside ours
     assert findings.tables(results, REPO / "bench")["distances-in-brief"]["recorded"].startswith(
-        "**recorded** (1 seed): KS 0.")
+        "**recorded**: KS 0.")
+    assert "at 2 KB (1 seed)" in findings.tables(results, REPO / "bench")["distances-in-brief"]["recorded"]
     assert "old cascade table" in text  # no cascade study in these results
     assert "**recorded**:" in text
     for run in RUNS:

@@ -99,13 +99,12 @@ def single_host_tables(gathered: list[paper_page.StudyRuns]) -> tuple[Block, Blo
         runs = ", ".join(r.name for r in g.validated)
         table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + paper.table5_markdown(comparison)
         keys = sweep.point_keys(g.study)
-        pooled = paper.distances(receipts, keys)
-        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n"
-                                   + paper.distances_markdown(pooled, paper.distances(receipts, [*keys, "seed"]), keys))
-        seeds = receipts["seed"].nunique()
-        in_brief[g.study.name] = (f"**{g.study.name}** ({seeds} seed{'s' if seeds > 1 else ''}): KS "
-                                  + ", ".join(f"{row.ks:.2f} at {human_size(int(row.size_bytes))}" for row in pooled.itertuples())
-                                  + "\n")
+        pooled, by_seed = paper.distances(receipts, keys), paper.distances(receipts, [*keys, "seed"])
+        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n" + paper.distances_markdown(pooled, by_seed, keys))
+        seeds = by_seed.groupby("size_bytes")["seed"].nunique()
+        in_brief[g.study.name] = (f"**{g.study.name}**: KS " + ", ".join(
+            f"{row.ks:.2f} at {human_size(int(row.size_bytes))} ({seeds[row.size_bytes]} seed{'s' if seeds[row.size_bytes] > 1 else ''})"
+            for row in pooled.itertuples()) + "\n")
     return (table5 or None), (distances or None), (in_brief or None)
 
 
