@@ -105,3 +105,16 @@ def test_a_studys_simulations_say_how_they_shared_the_machine(tmp_path):
     assert findings.simulation_span(overlapping) == (
         "2 simulations, 20 s of run wall time in 15 s from the first start to the last finish (1.3 at once on average)")
     assert findings.simulation_span([*overlapping, run("recorded-before", None, 3.0)]) is None
+
+
+def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, monkeypatch):
+    monkeypatch.setattr(findings, "PAPER_NODES", 16)
+    stats = {run.name: runner.read_stats(results / "recorded" / layout.RUNS / run.name) for run in RUNS}
+    block = findings.tables(results, REPO / "bench")["paper-cost"]["recorded"]
+    assert block.startswith("**recorded** (2 validated runs; ")
+    assert "| size | runs | wall time | peak memory | largest N here (22 GiB) | largest N in 250 GiB |" in block
+    small = stats["n16-size2000B-seed11"]
+    assert f"| 2 KB | 1 | {small.wall_seconds:.0f} s | {small.peak_memory_bytes / 2**30:.1f} GiB |" in block
+    law = findings.cost.read(REPO / "bench/cost-law.json")
+    assert f"| {findings.cost.largest_nodes(law, 100_000, 250):,} |" in block.splitlines()[-1]
+    assert findings.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"

@@ -190,3 +190,14 @@ def test_nodes_built_with_malloc_return_large_freed_blocks(small_study):
     assert "MALLOC_MMAP_THRESHOLD_" not in nwaku.environment(nim)
     with pytest.raises(ConfigError, match="allocator: malloc needs memory_manager orc"):
         cfg.resolve({**small_study.study_config(), "stack": {"nwaku": {"memory_manager": "refc"}}})
+
+
+def test_the_mmap_threshold_reaches_the_nodes_within_what_glibc_accepts(small_study):
+    def with_threshold(value):
+        return cfg.resolve({**small_study.study_config(), "shadow": {"nwaku_mmap_threshold": value}})
+
+    assert nwaku.environment(with_threshold("1 MiB"))["MALLOC_MMAP_THRESHOLD_"] == "1048576"
+    with pytest.raises(ConfigError, match=r"shadow.nwaku_mmap_threshold: 64 MiB is more than glibc accepts \(32 MiB\)"):
+        with_threshold("64 MiB")
+    with pytest.raises(ConfigError, match="shadow.nwaku_mmap_threshold: must be more than 0"):
+        with_threshold("0 KiB")

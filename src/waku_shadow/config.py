@@ -165,6 +165,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_services=sh["nwaku_services"],
         nwaku_copy_once=sh["nwaku_copy_once"],
         nwaku_poll_once_per_burst=sh["nwaku_poll_once_per_burst"],
+        nwaku_mmap_threshold_bytes=_mmap_threshold(sh["nwaku_mmap_threshold"]),
         traffic_capture=sh["traffic_capture"],
         traffic_interval_ns=_positive(units.duration_ns(sh["traffic_interval"], "shadow.traffic_interval"), "shadow.traffic_interval"),
         shadow_experimental=dict(sh["experimental"]),
@@ -239,6 +240,17 @@ def _positive(value: int, key: str) -> int:
     if value <= 0:
         raise ConfigError(f"{key}: must be more than 0")
     return value
+
+
+GLIBC_MMAP_THRESHOLD_MAX = 32 * 1024 * 1024  # glibc ignores a larger MALLOC_MMAP_THRESHOLD_ on 64-bit
+
+
+def _mmap_threshold(value: object) -> int:
+    key = "shadow.nwaku_mmap_threshold"
+    threshold = _positive(units.size_bytes(value, key), key)
+    if threshold > GLIBC_MMAP_THRESHOLD_MAX:
+        raise ConfigError(f"{key}: {value} is more than glibc accepts (32 MiB)")
+    return threshold
 
 
 def _spam(spam: dict, rln: dict, publishers: int, nodes: int) -> Spam:

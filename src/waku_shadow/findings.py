@@ -194,6 +194,34 @@ def spam_answers(gathered: list[paper_page.StudyRuns]) -> Block:
     return parts or None
 
 
+def paper_cost(gathered: list[paper_page.StudyRuns], bench_dir: Path) -> Block:
+    """Per single-host study of the paper's 1000 nodes: what its validated runs cost, per size (the
+    mean over seeds), how long its simulations took end to end, and the largest N of each size that
+    the cost law fits on this machine and on a 256 GB host."""
+    law_path = bench_dir / Path(cost.LAW_FILE).name
+    law = cost.read(law_path) if law_path.exists() else None
+    parts = {}
+    for g in gathered:
+        if not g.single_host or g.study.sweep or g.study.nodes != PAPER_NODES or not g.validated:
+            continue
+        runs = g.states[g.states["state"] == paper_page.VALIDATED]
+        by_size = runs.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
+                                                 memory=("peak_memory_GiB", "mean"))
+        header = "| size | runs | wall time | peak memory |"
+        if law:
+            header += " largest N here (" + " GiB) | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |"
+        rows = []
+        for size, row in by_size.iterrows():
+            line = f"| {human_size(int(size))} | {int(row.runs)} | {row.wall_s:.0f} s | {row.memory:.1f} GiB |"
+            if law:
+                line += "".join(f" {cost.largest_nodes(law, int(size), gib):,} |" for gib in CAPACITY_GIB)
+            rows.append(line)
+        span = simulation_span(g.validated) or f"{runs['wall_s'].sum():.0f} s of simulation in all"
+        parts[g.study.name] = (f"**{g.study.name}** ({len(runs)} validated runs; {span}):\n\n"
+                               + "\n".join([header, "|" + "---|" + "---:|" * (header.count("|") - 2), *rows]) + "\n")
+    return parts or None
+
+
 def scaling(bench_dir: Path) -> str | None:
     rows = []
     for path in sorted(bench_dir.glob("scaling-*.json")):
@@ -249,7 +277,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
         "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
-        "capacity": capacity(bench_dir), "first-receipt": paper.first_receipt_steps_markdown(paper.first_receipt_steps()),
+        "capacity": capacity(bench_dir), "paper-cost": paper_cost(gathered, bench_dir), "first-receipt": paper.first_receipt_steps_markdown(paper.first_receipt_steps()),
     }
 
 

@@ -29,7 +29,7 @@ ENV_RLN_EPOCH_NS = "WAKU_SIM_RLN_EPOCH_NS"
 ENV_SCORE_EVENTS_AT_NOTICE = "WAKU_SIM_SCORE_EVENTS_AT_NOTICE"
 # glibc hands blocks of this size and more straight back to the kernel when they are freed,
 # instead of keeping them for reuse (its own threshold grows to the largest block freed)
-GLIBC_MMAP_THRESHOLD = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
+ENV_GLIBC_MMAP_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"
 ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
 ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
 ENV_GOSSIPSUB = {
@@ -118,7 +118,7 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_RLN_EPOCH_NS] = str(study.rln.epoch_ns)
         env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"
     if study.stack.nwaku_allocator == "malloc":
-        env.update(GLIBC_MMAP_THRESHOLD)
+        env[ENV_GLIBC_MMAP_THRESHOLD] = str(study.nwaku_mmap_threshold_bytes)
     if study.nwaku_copy_once:
         env[ENV_COPY_ONCE] = "1"
     if study.nwaku_poll_once_per_burst:

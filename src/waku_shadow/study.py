@@ -158,6 +158,7 @@ class Study:
     nwaku_services: str
     nwaku_copy_once: bool
     nwaku_poll_once_per_burst: bool
+    nwaku_mmap_threshold_bytes: int
     traffic_capture: bool
     traffic_interval_ns: int
     shadow_experimental: dict
