@@ -249,7 +249,7 @@ def _mmap_threshold(value: object) -> int:
     key = "shadow.nwaku_mmap_threshold"
     threshold = _positive(units.size_bytes(value, key), key)
     if threshold > GLIBC_MMAP_THRESHOLD_MAX:
-        raise ConfigError(f"{key}: {value} is more than glibc accepts (32 MiB)")
+        raise ConfigError(f"{key}: {value} is more than glibc accepts ({GLIBC_MMAP_THRESHOLD_MAX // 2**20} MiB)")
     return threshold
 
 

@@ -194,17 +194,15 @@ def spam_answers(gathered: list[paper_page.StudyRuns]) -> Block:
     return parts or None
 
 
-def paper_cost(gathered: list[paper_page.StudyRuns], bench_dir: Path) -> Block:
+def paper_cost(gathered: list[paper_page.StudyRuns], law: cost.CostLaw | None) -> Block:
     """Per single-host study of the paper's 1000 nodes: what its validated runs cost, per size (the
     mean over seeds), how long its simulations took end to end, and the largest N of each size that
     the cost law fits on this machine and on a 256 GB host."""
-    law_path = bench_dir / Path(cost.LAW_FILE).name
-    law = cost.read(law_path) if law_path.exists() else None
     parts = {}
     for g in gathered:
         if not g.single_host or g.study.sweep or g.study.nodes != PAPER_NODES or not g.validated:
             continue
-        runs = g.states[g.states["state"] == paper_page.VALIDATED]
+        runs = g.validated_states
         by_size = runs.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
                                                  memory=("peak_memory_GiB", "mean"))
         header = "| size | runs | wall time | peak memory |"
@@ -214,7 +212,7 @@ def paper_cost(gathered: list[paper_page.StudyRuns], bench_dir: Path) -> Block:
         for size, row in by_size.iterrows():
             line = f"| {human_size(int(size))} | {int(row.runs)} | {row.wall_s:.0f} s | {row.memory:.1f} GiB |"
             if law:
-                line += "".join(f" {cost.largest_nodes(law, int(size), gib):,} |" for gib in CAPACITY_GIB)
+                line += f" {largest_nodes_cells(law, int(size))} |"
             rows.append(line)
         span = simulation_span(g.validated) or f"{runs['wall_s'].sum():.0f} s of simulation in all"
         parts[g.study.name] = (f"**{g.study.name}** ({len(runs)} validated runs; {span}):\n\n"
@@ -239,19 +237,27 @@ CAPACITY_SIZES = (2_000, 25_000, 100_000, 500_000)
 CAPACITY_GIB = (22, 250)  # this 24 GiB machine less the guard's floor; a 256 GB host
 
 
-def capacity(bench_dir: Path) -> str | None:
+def cost_law(bench_dir: Path) -> cost.CostLaw | None:
+    """The cost law in bench_dir (bench/cost-law.json), or None when there is none."""
+    path = bench_dir / Path(cost.LAW_FILE).name
+    return cost.read(path) if path.exists() else None
+
+
+def largest_nodes_cells(law: cost.CostLaw, size: int) -> str:
+    """Table cells: the largest N of this message size whose predicted memory fits each of CAPACITY_GIB."""
+    return " | ".join(f"{cost.largest_nodes(law, size, gib):,}" for gib in CAPACITY_GIB)
+
+
+def capacity(law: cost.CostLaw | None) -> str | None:
     """Per message size, what the cost law (bench/cost-law.json) predicts for N = 1000 and the largest N
     whose predicted memory fits a 24 GiB and a 256 GB host."""
-    path = bench_dir / Path(cost.LAW_FILE).name
-    if not path.exists():
+    if law is None:
         return None
-    law = cost.read(path)
     simulated_s = 85  # the paper study's runs: 20 s bootstrap, 10 messages 5 s apart, 10 s drain
     rows = [f"| {human_size(size)} | {law.memory_gib(1000, size):.1f} GiB | {law.wall_s(1000, size, simulated_s) / 60:.0f} min | "
-            + " | ".join(f"{cost.largest_nodes(law, size, gib):,}" for gib in CAPACITY_GIB) + " |"
-            for size in CAPACITY_SIZES]
+            f"{largest_nodes_cells(law, size)} |" for size in CAPACITY_SIZES]
     return "\n".join([
-        f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({path.name}): "
+        f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({Path(cost.LAW_FILE).name}): "
         f"peak memory = {law.base_gib:.2f} GiB + N x ({law.idle_mib_per_node:.2f} MiB + {law.mib_per_node_per_kb:.4f} MiB x KB).",
         "",
         "| message size | N = 1000: memory | N = 1000: wall time | largest N in " + " GiB | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |",
@@ -271,13 +277,14 @@ def bench_rows(bench_dir: Path) -> str | None:
 
 def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     gathered = paper_page.gather(studies(results_dir))
+    law = cost_law(bench_dir)
     table5, distances, distances_in_brief = single_host_tables(gathered)
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances,
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
         "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
-        "capacity": capacity(bench_dir), "paper-cost": paper_cost(gathered, bench_dir), "first-receipt": paper.first_receipt_steps_markdown(paper.first_receipt_steps()),
+        "capacity": capacity(law), "paper-cost": paper_cost(gathered, law), "first-receipt": paper.first_receipt_steps_markdown(paper.first_receipt_steps()),
     }
 
 

@@ -27,8 +27,8 @@ ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
 ENV_MESSAGE_LINES_AT_NOTICE = "WAKU_SIM_MESSAGE_LINES_AT_NOTICE"
 ENV_RLN_EPOCH_NS = "WAKU_SIM_RLN_EPOCH_NS"
 ENV_SCORE_EVENTS_AT_NOTICE = "WAKU_SIM_SCORE_EVENTS_AT_NOTICE"
-# glibc hands blocks of this size and more straight back to the kernel when they are freed,
-# instead of keeping them for reuse (its own threshold grows to the largest block freed)
+# glibc hands blocks of shadow.nwaku_mmap_threshold and more straight back to the kernel when they
+# are freed, instead of keeping them for reuse (unset, its threshold grows to the largest block freed)
 ENV_GLIBC_MMAP_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"
 ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
 ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"

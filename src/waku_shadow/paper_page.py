@@ -37,9 +37,12 @@ class StudyRuns:
     states: pd.DataFrame  # one row per run the study calls for (run_states)
 
     @property
+    def validated_states(self) -> pd.DataFrame:
+        return self.states[self.states["state"] == VALIDATED]
+
+    @property
     def validated(self) -> list[Path]:
-        rows = self.states[self.states["state"] == VALIDATED]
-        return [layout.run_dir(self.study_dir, run) for run in rows["run"]]
+        return [layout.run_dir(self.study_dir, run) for run in self.validated_states["run"]]
 
     @property
     def single_host(self) -> bool:
