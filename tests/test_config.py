@@ -23,8 +23,9 @@ def test_shipped_configs_are_valid(name):
     "overlay, changed",
     [
         ("baseline", {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO", "nwaku_copy_once": False,
-                      "nwaku_poll_once_per_burst": False}),
-        ("uncut", {"nwaku_copy_once": False, "nwaku_poll_once_per_burst": False}),
+                      "nwaku_poll_once_per_burst": False, "shim_memory_syscalls": False}),
+        ("uncut", {"nwaku_copy_once": False, "nwaku_poll_once_per_burst": False, "shim_memory_syscalls": False}),
+        ("unpatched-shadow", {"shim_memory_syscalls": False}),
         ("syscall-latency", {"model_unblocked_syscall_latency": True}),
         ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 68_000_000_000}),
         ("slow-start-after-idle", {"tcp_slow_start_after_idle": True}),
@@ -35,7 +36,7 @@ def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     laid_over = cfg.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_poll_once_per_burst",
                                  "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources",
-                                 "tcp_slow_start_after_idle")
+                                 "tcp_slow_start_after_idle", "shim_memory_syscalls")
                  if getattr(paper, key) != getattr(laid_over, key)}
     assert differing == set(changed)
     assert {key: getattr(laid_over, key) for key in changed} == changed

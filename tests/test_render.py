@@ -70,7 +70,7 @@ def test_render_writes_a_self_describing_run(small_study, tmp_path):
     config = yaml.safe_load((tmp_path / "shadow.yaml").read_text())
 
     assert config["general"]["stop_time"] == "58 s"
-    assert "experimental" not in config  # Shadow's own defaults unless the study sets some
+    assert config["experimental"] == {"shim_memory_syscalls": True}  # Shadow's own defaults otherwise
     assert config["network"]["graph"] == {"type": "gml", "file": {"path": "network.gml"}}
     hosts = config["hosts"]
     assert len(hosts) == 12
@@ -142,21 +142,26 @@ def test_shadow_experimental_options_reach_shadow(small_study, tmp_path):
     study = cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manager": True, "use_object_counters": False}}})
     shadow_config.render(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
     assert yaml.safe_load((tmp_path / "shadow.yaml").read_text())["experimental"] == {
-        "use_memory_manager": True, "use_object_counters": False}
+        "use_memory_manager": True, "use_object_counters": False, "shim_memory_syscalls": True}
     with pytest.raises(ConfigError, match=r"unknown key 'shadow.experimental.use_memory_manger' \(known keys here: use_memory_manager,"):
         cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manger": True}}})
 
 
-def test_slow_start_after_idle_reaches_shadow_only_when_on(small_study, tmp_path):
-    """Off renders nothing, so a default study runs on an unpatched Shadow."""
-    def experimental(**overrides):
-        study = cfg.resolve(merge(small_study.study_config(), overrides))
-        return shadow_config.shadow_yaml(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl").get("experimental")
+def rendered_experimental(small_study, tmp_path, **overrides):
+    study = cfg.resolve(merge(small_study.study_config(), overrides))
+    return shadow_config.shadow_yaml(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl").get("experimental")
 
-    assert experimental(network={"tcp_slow_start_after_idle": False}) is None
-    assert experimental(network={"tcp_slow_start_after_idle": True}) == {"tcp_slow_start_after_idle": True}
-    assert experimental(network={"tcp_slow_start_after_idle": True}, shadow={"experimental": {"use_memory_manager": True}}) == {
-        "use_memory_manager": True, "tcp_slow_start_after_idle": True}
+
+def test_patched_options_reach_shadow_only_when_on(small_study, tmp_path):
+    """With both off nothing is rendered, so such a study runs on an unpatched Shadow."""
+    unpatched = {"shim_memory_syscalls": False}
+    assert rendered_experimental(small_study, tmp_path, network={"tcp_slow_start_after_idle": False}, shadow=unpatched) is None
+    assert rendered_experimental(small_study, tmp_path, network={"tcp_slow_start_after_idle": True}, shadow=unpatched) == {
+        "tcp_slow_start_after_idle": True}
+    assert rendered_experimental(small_study, tmp_path, shadow={"experimental": {"use_memory_manager": True}}) == {
+        "use_memory_manager": True, "shim_memory_syscalls": True}
+    assert rendered_experimental(small_study, tmp_path, network={"tcp_slow_start_after_idle": True}) == {
+        "tcp_slow_start_after_idle": True, "shim_memory_syscalls": True}
 
 
 def test_patched_options_name_a_study_key_and_the_patch_that_adds_them():

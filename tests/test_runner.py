@@ -168,16 +168,25 @@ def test_shadow_setup_error_is_quoted(tmp_path):
     )
 
 
-def test_an_unpatched_shadow_names_the_setting_and_the_patch(tmp_path):
-    """What Shadow v3.3.0 as released prints for experimental.tcp_slow_start_after_idle."""
-    recorded = RECORDED / "shadow-unpatched-option.stderr"
-    shadow = fake_shadow(tmp_path, f"sys.stderr.write(open({str(recorded)!r}).read())\nsys.exit(1)\n")
+@pytest.mark.parametrize(
+    "recorded, key, patch",
+    [
+        # Shadow v3.3.0 as released, asked for experimental.tcp_slow_start_after_idle
+        ("shadow-unpatched-option.stderr", "network.tcp_slow_start_after_idle", "0001-tcp-slow-start-after-idle"),
+        # Shadow v3.3.0 with 0001 only, asked for experimental.shim_memory_syscalls
+        ("shadow-without-0002.stderr", "shadow.shim_memory_syscalls", "0002-shim-memory-syscalls"),
+    ],
+)
+def test_an_unpatched_shadow_names_the_setting_and_the_patch(tmp_path, recorded, key, patch):
+    shadow = fake_shadow(tmp_path, f"sys.stderr.write(open({str(RECORDED / recorded)!r}).read())\nsys.exit(1)\n")
     with pytest.raises(RunError) as error:
         runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
+    option = key.split(".")[1]
     assert str(error.value).startswith(
-        "Shadow exited with code 1 at simulated time 00:00:00.000: network.tcp_slow_start_after_idle: true needs "
-        "a Shadow built with shadow/patches/0001-tcp-slow-start-after-idle.patch, and this Shadow does not know "
-        "its option experimental.tcp_slow_start_after_idle;"
+        f"Shadow exited with code 1 at simulated time 00:00:00.000: {key}: true needs "
+        f"a Shadow built with shadow/patches/{patch}.patch, and this Shadow does not know "
+        f"its option experimental.{option}; let the workflow build Shadow (stack.shadow.binary: null) "
+        f"or point stack.shadow.binary at a Shadow built with the patch, or set {key}: false"
     )
 
 

@@ -6,6 +6,7 @@ and stack.nwaku.binary or a wakunode2 the workflow built for the current
 patches and make flags. Without them the test is skipped, saying why.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from waku_shadow import pipeline
+from waku_shadow import bench, pipeline, shadow_config
 
 from conftest import REPO
 
@@ -28,34 +29,44 @@ def missing_stack() -> str | None:
     if not shutil.which(str(shadow)):
         return (f"no Shadow at {shadow} (set stack.shadow.binary in {pipeline.local_config_path()}, "
                 "or let the workflow build Shadow)")
+    options = subprocess.run([str(shadow), "--help"], capture_output=True, text=True, timeout=60).stdout
+    for option, (_, patch) in shadow_config.PATCHED_SHADOW_OPTIONS.items():
+        if f"--{option.replace('_', '-')}" not in options:
+            return f"the Shadow at {shadow} is not built with {patch}"
     wakunode2 = study.stack.nwaku_binary or REPO / pipeline.nwaku_build_dir(study) / "wakunode2"
     if not shutil.which(str(wakunode2)):
         return f"no wakunode2 built for the current patches and make flags ({wakunode2}); run the workflow once"
     return None
 
 
+def tiny_study(results_dir, size="2 KB", shadow=None) -> dict:
+    return {
+        "study": "stack-test",
+        "seed": 3,
+        "network": {"nodes": 8, "peers_per_node": 3, "latency": "50 ms"},
+        "traffic": {"publishers": 2, "messages_per_publisher": 1, "message_sizes": [size], "interval": "2 s", "warmup_messages": 1},
+        "shadow": {"bootstrap": "10 s", "drain": "5 s", **(shadow or {})},
+        "resources": {"results_dir": str(results_dir)},
+    }
+
+
+def run_workflow(config_path, study: dict, timeout=1800):
+    config_path.write_text(yaml.safe_dump(study))
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
 def test_tiny_study_end_to_end(tmp_path):
     reason = missing_stack()
     if reason:
         pytest.skip(reason)
-    study = {
-        "study": "stack-test",
-        "seed": 3,
-        "network": {"nodes": 8, "peers_per_node": 3, "latency": "50 ms"},
-        "traffic": {"publishers": 2, "messages_per_publisher": 1, "message_sizes": ["2 KB"], "interval": "2 s", "warmup_messages": 1},
-        "shadow": {"bootstrap": "10 s", "drain": "5 s"},
-        "resources": {"results_dir": str(tmp_path / "results")},
-    }
-    config = tmp_path / "tiny.yaml"
-    config.write_text(yaml.safe_dump(study))
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    run_workflow(tmp_path / "tiny.yaml", tiny_study(tmp_path / "results"))
     summary = pd.read_csv(tmp_path / "results" / "stack-test" / "latency_summary.csv")
     assert list(summary["count"]) == [2 * 7]
     # L_g + one hop (50 ms) + L_v is the least any receipt can take
@@ -80,3 +91,30 @@ def test_the_d_sweeps_d12_run_publishes_every_message_at_the_first_try(tmp_path)
     validation = yaml.safe_load((tmp_path / "results/dsweep/runs/d12-n500-size10000B-seed1/validation.json").read_text())
     assert validation["passed"] and validation["counts"]["publish_retries"] == 0
     assert validation["counts"]["messages_published"] == validation["counts"]["messages_scheduled"] == 12
+
+
+def syscall_counts(shadow_log) -> dict[str, int]:
+    """The syscalls Shadow handled, from the counts its log ends with (experimental.use_syscall_counters)."""
+    (counts,) = re.findall(r"Global syscall counts: \{([^}]*)\}", shadow_log.read_text())
+    return {name: int(count) for name, count in (item.split(":") for item in counts.split(", "))}
+
+
+def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
+    """Shadow patch 0002 only moves where the nodes' memory syscalls run: at 200 KB glibc maps each
+    message buffer, and every receipt must stay at the same nanosecond from the same parent."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    runs, calls = {}, {}
+    for in_shim in (False, True):
+        results = tmp_path / f"shim-{in_shim}"
+        study = tiny_study(results, "200 KB", {"shim_memory_syscalls": in_shim, "experimental": {"use_syscall_counters": True}})
+        run_workflow(tmp_path / f"shim-{in_shim}.yaml", study)
+        (runs[in_shim],) = (results / "stack-test" / "runs").iterdir()
+        calls[in_shim] = syscall_counts(runs[in_shim] / "shadow.log")
+    compared = bench.compare_receipts(runs[False], runs[True])
+    # 2 publishers x (1 warm-up + 1) messages after the first warm-up, to 7 receivers each
+    assert compared["receipts_first"] == compared["receipts_second"] == compared["receipts_in_both"] == 3 * 7
+    assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
+    assert calls[False]["munmap"] > 0 and calls[False]["brk"] > 0
+    assert calls[True].get("munmap", 0) == calls[True].get("brk", 0) == 0

@@ -66,10 +66,11 @@ def test_shadow_is_built_with_the_patches_into_a_folder_named_after_them(tmp_pat
     assert code == 0, out
     assert job_counts(out)["build_shadow"] == 1
     patches = stack.shadow_patches()
-    assert [p.name for p in patches] == ["0001-tcp-slow-start-after-idle.patch"]
+    assert [p.name for p in patches] == ["0001-tcp-slow-start-after-idle.patch", "0002-shim-memory-syscalls.patch"]
     prefix = f"{tmp_path}/build/shadow/v3.3.0-patches-{stack.patch_set_hash(patches)}"
     command = next(line for line in out.splitlines() if "scripts/build_shadow.sh" in line)
-    assert f" v3.3.0 {prefix} {REPO}/shadow/patches/0001-tcp-slow-start-after-idle.patch" in command
+    assert (f" v3.3.0 {prefix} {REPO}/shadow/patches/0001-tcp-slow-start-after-idle.patch"
+            f" {REPO}/shadow/patches/0002-shim-memory-syscalls.patch") in command
     assert f"{prefix}/bin/shadow" in out  # what the simulations run
 
 

@@ -161,6 +161,7 @@ def _resolve(raw: dict) -> Study:
         drain_ns=drain,
         stop_time_override_ns=stop,
         model_unblocked_syscall_latency=sh["model_unblocked_syscall_latency"],
+        shim_memory_syscalls=sh["shim_memory_syscalls"],
         nwaku_log_level=sh["nwaku_log_level"],
         nwaku_services=sh["nwaku_services"],
         nwaku_copy_once=sh["nwaku_copy_once"],

@@ -21,9 +21,11 @@ MSG_SIZE_HEADROOM = 16 * 1024  # room for the WakuMessage fields around the payl
 PUBLISH_RETRIES = 3
 PCAP_CAPTURE_BYTES = 64  # an IPv4 header and a TCP header with options
 TCP_SLOW_START_AFTER_IDLE = "tcp_slow_start_after_idle"
+SHIM_MEMORY_SYSCALLS = "shim_memory_syscalls"
 # Shadow's options that only a Shadow built with one of shadow/patches/ has: option -> (study key, patch)
 PATCHED_SHADOW_OPTIONS = {
     TCP_SLOW_START_AFTER_IDLE: ("network.tcp_slow_start_after_idle", "shadow/patches/0001-tcp-slow-start-after-idle.patch"),
+    SHIM_MEMORY_SYSCALLS: ("shadow.shim_memory_syscalls", "shadow/patches/0002-shim-memory-syscalls.patch"),
 }
 
 
@@ -191,6 +193,8 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     if study.tcp_slow_start_after_idle:
         # only when asked: an unpatched Shadow refuses the option
         experimental[TCP_SLOW_START_AFTER_IDLE] = True
+    if study.shim_memory_syscalls:
+        experimental[SHIM_MEMORY_SYSCALLS] = True
     if experimental:
         config["experimental"] = experimental
     if study.traffic_capture:

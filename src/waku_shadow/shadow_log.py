@@ -77,7 +77,7 @@ def missing_patch(shadow_stderr: Path) -> str:
             return (
                 f"{key}: true needs a Shadow built with {patch}, and this Shadow does not know its option "
                 f"experimental.{match['option']}; let the workflow build Shadow (stack.shadow.binary: null) "
-                f"or point stack.shadow.binary at a Shadow built with the patch"
+                f"or point stack.shadow.binary at a Shadow built with the patch, or set {key}: false"
             )
     return ""
 

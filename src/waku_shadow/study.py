@@ -154,6 +154,7 @@ class Study:
     drain_ns: int
     stop_time_override_ns: int | None
     model_unblocked_syscall_latency: bool
+    shim_memory_syscalls: bool
     nwaku_log_level: str
     nwaku_services: str
     nwaku_copy_once: bool
