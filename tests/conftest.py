@@ -1,12 +1,21 @@
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from waku_shadow import config as cfg
+from waku_shadow import shadow_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
 RECORDED = REPO / "tests" / "data"
+
+
+def patches_missing_from(shadow) -> list[str]:
+    """The shadow/patches/ whose options the Shadow binary ``shadow`` does not list in its --help."""
+    options = subprocess.run([str(shadow), "--help"], capture_output=True, text=True, timeout=60).stdout
+    return [patch for option, (_, patch) in shadow_config.PATCHED_SHADOW_OPTIONS.items()
+            if f"--{option.replace('_', '-')}" not in options]
 
 
 @pytest.fixture

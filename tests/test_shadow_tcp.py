@@ -22,7 +22,7 @@ import yaml
 
 from waku_shadow import pipeline, shadow_config
 
-from conftest import REPO
+from conftest import REPO, patches_missing_from
 
 pytestmark = pytest.mark.stack
 
@@ -44,11 +44,6 @@ def configured_shadow() -> str | None:
         return os.environ[SHADOW_ENV]
     study = pipeline.study_from_snakemake({})
     return study.stack.shadow_binary or str(REPO / pipeline.shadow_build_dir(study) / "bin" / "shadow")
-
-
-def has_patch(shadow: str) -> bool:
-    done = subprocess.run([shadow, "--help"], capture_output=True, text=True, timeout=60)
-    return "--tcp-slow-start-after-idle" in done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +113,9 @@ def transfer(shadow: str, run_dir, burst: int, idle: str, slow_start_after_idle:
     ],
 )
 def test_delivery_after_idle_takes_the_expected_round_trips(shadow, tmp_path, burst, idle_rtos, slow_start_after_idle):
-    if slow_start_after_idle is not None and not has_patch(shadow):
-        pytest.skip(f"{shadow} is not built with {shadow_config.PATCHED_SHADOW_OPTIONS['tcp_slow_start_after_idle'][1]}")
+    patch = shadow_config.PATCHED_SHADOW_OPTIONS[shadow_config.TCP_SLOW_START_AFTER_IDLE][1]
+    if slow_start_after_idle is not None and patch in patches_missing_from(shadow):
+        pytest.skip(f"{shadow} is not built with {patch}")
     idle = "30" if idle_rtos is None else f"{idle_rtos}rto"
     result = transfer(shadow, tmp_path / "run", burst, idle, slow_start_after_idle)
     segments = math.ceil(SIZE / result["mss"])

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from waku_shadow import bench, pipeline, shadow_config
+from waku_shadow import bench, pipeline
 
-from conftest import REPO
+from conftest import REPO, patches_missing_from
 
 pytestmark = pytest.mark.stack
 
@@ -29,10 +29,9 @@ def missing_stack() -> str | None:
     if not shutil.which(str(shadow)):
         return (f"no Shadow at {shadow} (set stack.shadow.binary in {pipeline.local_config_path()}, "
                 "or let the workflow build Shadow)")
-    options = subprocess.run([str(shadow), "--help"], capture_output=True, text=True, timeout=60).stdout
-    for option, (_, patch) in shadow_config.PATCHED_SHADOW_OPTIONS.items():
-        if f"--{option.replace('_', '-')}" not in options:
-            return f"the Shadow at {shadow} is not built with {patch}"
+    missing = patches_missing_from(shadow)
+    if missing:
+        return f"the Shadow at {shadow} is not built with {', '.join(missing)}"
     wakunode2 = study.stack.nwaku_binary or REPO / pipeline.nwaku_build_dir(study) / "wakunode2"
     if not shutil.which(str(wakunode2)):
         return f"no wakunode2 built for the current patches and make flags ({wakunode2}); run the workflow once"
