@@ -75,7 +75,7 @@ RUN source=; if [ -e /src/nwaku/.git ]; then source=/src/nwaku; \
       rm -rf /src/nwaku/vendor/.nimble /src/nwaku/nimbus-build-system.paths /src/nwaku/nimcache /src/nwaku/build; fi; \
     NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
     NWAKU_MEMORY_MANAGER=orc NWAKU_ALLOCATOR=malloc \
-    /src/scripts/build_nwaku.sh "$source" https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \
+    /src/scripts/build_nwaku.sh ${source:+--source "$source"} https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \
       /src/nwaku-patches/${NWAKU_TAG}/*.patch \
     && rm -rf /opt/nwaku/src /src/nwaku
 

@@ -46,7 +46,9 @@ else:
             wakunode2=WAKUNODE2,
             identity=NWAKU_IDENTITY,
         params:
-            source=STUDY.stack.nwaku_source or "",
+            # quoted here: Snakemake's :q turns an empty value into no argument at all
+            source=f"--source {shlex.quote(STUDY.stack.nwaku_source)}" if STUDY.stack.nwaku_source else "",
+            built_from=shlex.quote(STUDY.stack.nwaku_source or f"{STUDY.stack.nwaku_repository} {STUDY.stack.nwaku_tag}"),
             repository=STUDY.stack.nwaku_repository,
             tag=STUDY.stack.nwaku_tag,
             out=str(NWAKU_DIR),
@@ -65,9 +67,9 @@ else:
         shell:
             "NWAKU_MAKE_FLAGS={params.make_flags:q} NWAKU_PATH_PREPEND={params.path_prepend:q}"
             " NWAKU_MEMORY_MANAGER={params.memory_manager} NWAKU_ALLOCATOR={params.allocator}"
-            " {workflow.basedir}/scripts/build_nwaku.sh {params.source:q} {params.repository} {params.tag} {params.out} {input.patches}"
+            " {workflow.basedir}/scripts/build_nwaku.sh {params.source} {params.repository} {params.tag} {params.out} {input.patches}"
             " > {log} 2>&1"
             " && waku-shadow identify-nwaku --binary {output.wakunode2} --tag {params.tag}"
-            " --built-from {params.source:q} {params.make_flag_args} --memory-manager {params.memory_manager}"
+            " --built-from {params.built_from} {params.make_flag_args} --memory-manager {params.memory_manager}"
             " --allocator {params.allocator}"
             " --out {output.identity} {input.patches}"

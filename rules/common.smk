@@ -1,10 +1,15 @@
 import shlex
+import sys
 from pathlib import Path
 
 from waku_shadow import checkout, cost, layout, load, pipeline, stack
+from waku_shadow.errors import WakuShadowError
 
-# Validated before any rule runs: a bad key or value stops here, naming it.
-STUDY = pipeline.study_from_snakemake(config)
+# Validated before any rule runs: a bad config stops here, with every problem and where it was set.
+try:
+    STUDY = pipeline.study_from_snakemake(config, workflow.config_settings)
+except WakuShadowError as exc:
+    sys.exit(f"waku-shadow: {exc}")
 pipeline.export_machine(STUDY)
 STUDY_DIR = pipeline.study_dir(STUDY)
 RUNS = STUDY.run_ids()

@@ -4,7 +4,7 @@
 # Snakefile was given brings its own rules; the others come from rules/study.smk as modules.
 # With --keep-going, the folder is written from the validated runs even when some fail (onerror).
 
-PAPER_CONFIGS = {name: pipeline.shipped_study_config(name, config) for name in pipeline.PAPER_STUDIES}
+PAPER_CONFIGS = {name: pipeline.shipped_study_config(name, workflow.config_settings) for name in pipeline.PAPER_STUDIES}
 PAPER_STUDY_FILES = [pipeline.study_dir(pipeline.study_from_snakemake(c)) / layout.STUDY_CONFIG for c in PAPER_CONFIGS.values()]
 PAPER_FIGURES = Path(STUDY.resources.results_dir) / pipeline.PAPER_FIGURES
 

@@ -2,10 +2,10 @@
 # Builds a release wakunode2 at a pinned nwaku tag with the given patches applied.
 # Used by the build_nwaku rule and the Dockerfile.
 #
-# usage: scripts/build_nwaku.sh SOURCE REPOSITORY TAG OUT_DIR PATCH...
-#   SOURCE  an nwaku checkout at TAG with its submodules; the patches are applied for the
-#           build and reverted afterwards, so the tree is left as it was found.
-#           Empty: REPOSITORY is cloned at TAG, with submodules, into OUT_DIR/src.
+# usage: scripts/build_nwaku.sh [--source DIR] REPOSITORY TAG OUT_DIR PATCH...
+#   --source DIR  an nwaku checkout at TAG with its submodules; the patches are applied for the
+#                 build and reverted afterwards, so the tree is left as it was found.
+#                 Without it, REPOSITORY is cloned at TAG, with submodules, into OUT_DIR/src.
 #   OUT_DIR receives wakunode2.
 # environment:
 #   NWAKU_MAKE_FLAGS    extra make arguments, one per line, e.g. "USE_SYSTEM_NIM=1"
@@ -13,20 +13,27 @@
 #   NWAKU_MEMORY_MANAGER  Nim's memory manager, orc or refc (nwaku's own); default refc
 #   NWAKU_ALLOCATOR     malloc (-d:useMalloc, with orc) or nim (Nim's own); default nim
 set -euo pipefail
-[ $# -ge 4 ] || { echo "usage: $0 SOURCE REPOSITORY TAG OUT_DIR PATCH..." >&2; exit 2; }
-source=$1 repo=$2 tag=$3 out=$(realpath -m "$4")
-shift 4
+usage() { echo "usage: $0 [--source DIR] REPOSITORY TAG OUT_DIR PATCH..." >&2; exit 2; }
+source=
+if [ "${1:-}" = --source ]; then
+  [ -n "${2:-}" ] || usage
+  source=$2
+  shift 2
+fi
+[ $# -ge 3 ] || usage
+repo=$1 tag=$2 out=$(realpath -m "$3")
+shift 3
+die() { echo "build_nwaku: $*" >&2; exit 1; }
 patches=()
 for patch in "$@"; do patches+=("$(realpath "$patch")"); done
-die() { echo "build_nwaku: $*" >&2; exit 1; }
 
 mkdir -p "$out"
 if [ -z "$source" ]; then
   source="$out/src"
-  if [ ! -e "$source/.git" ]; then
-    git clone --branch "$tag" "$repo" "$source"
-    git -C "$source" submodule update --init --recursive
-  fi
+  [ -e "$source/.git" ] || git clone --branch "$tag" "$repo" "$source" || die "cannot clone $repo at $tag"
+  # again after an interrupted or failed update: it only fetches what is still missing
+  git -C "$source" submodule update --init --recursive ||
+    die "the submodules of $repo at $tag could not all be fetched into $source (see above)"
 fi
 [ -e "$source/.git" ] || die "$source is not a git checkout of nwaku"
 at=$(git -C "$source" describe --tags --exact-match HEAD 2>/dev/null || git -C "$source" rev-parse --short HEAD)

@@ -62,8 +62,9 @@ def test_a_run_the_guard_stopped_is_measured_from_its_last_attempt(run_dir, tmp_
     stopped = layout.run_dir(tmp_path / "study", run_dir.name)
     stopped.mkdir(parents=True)
     (stopped / "config.yaml").write_text((run_dir / "config.yaml").read_text())
-    attempt = {"status": "stopped by memory guard", "wall_seconds": 10.0, "peak_memory_bytes": 2**30,
-               "simulated_reached": "00:00:13.500"}
+    # a line of the attempts log is a whole run_stats.json (runner.RunStats.write)
+    attempt = {**json.loads((run_dir / layout.RUN_STATS).read_text()), "status": "stopped by memory guard",
+               "wall_seconds": 10.0, "peak_memory_bytes": 2**30, "simulated_reached": "00:00:13.500"}
     attempts = layout.attempts(tmp_path / "study", run_dir.name)
     attempts.parent.mkdir(parents=True)
     attempts.write_text(json.dumps({**attempt, "wall_seconds": 1.0}) + "\n" + json.dumps(attempt) + "\n")

@@ -114,7 +114,7 @@ def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, 
     assert block.startswith("**recorded** (2 validated runs; ")
     assert "| size | runs | wall time | peak memory | largest N here (22 GiB) | largest N in 250 GiB |" in block
     small = stats["n16-size2000B-seed11"]
-    assert f"| 2 KB | 1 | {small.wall_seconds:.0f} s | {small.peak_memory_bytes / 2**30:.1f} GiB |" in block
+    assert f"| 2 KB | 1 | {small.wall_seconds:.0f} s | {small.peak_memory_bytes / 2**30:.1f} GiB (machine) |" in block
     law = findings.cost.read(REPO / "bench/cost-law.json")
     assert f"| {findings.cost.largest_nodes(law, 100_000, 250):,} |" in block.splitlines()[-1]
     assert findings.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"

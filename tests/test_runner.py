@@ -77,7 +77,7 @@ def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
         runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     text = str(error.value)
     assert "memory guard stopped Shadow at simulated time 00:00:07.250 of 00:01:00" in text
-    assert "below the floor of 2.0 GiB" in text and "the run had taken 19.0 GiB" in text
+    assert "below the floor of 2.0 GiB (the machine had lost 19.0 GiB since the run started, 0.0 GiB of it by the run itself" in text
     assert json.loads((tmp_path / "run_stats.json").read_text())["status"] == "stopped by memory guard"
 
 
@@ -317,3 +317,23 @@ def test_a_run_within_its_declared_memory_completes_and_shadow_gets_its_threads(
                        memory_budget_bytes=500 * 2**20, parallelism=3)
     assert stats.status == "completed"
     assert (tmp_path / layout.SHADOW_LOG).read_text().split() == ["--progress", "true", "--parallelism", "3", layout.SHADOW_CONFIG]
+
+
+def test_a_run_records_its_own_peak_not_what_ran_beside_it(tmp_path, monkeypatch):
+    """The machine's available memory falls by 6 GiB while the run holds 200 MiB: another job took the
+    rest. The run's own peak (its processes' PSS) is what it records as its memory."""
+    shadow = fake_shadow(tmp_path, "ballast = bytearray(200 * 2**20)\ntime.sleep(1.5)\n")
+    levels = itertools.chain([10 * GIB], itertools.repeat(4 * GIB))
+    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
+    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
+    stats = runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+    assert stats.peak_memory_bytes == 6 * GIB
+    assert 200 * 2**20 <= stats.own_peak_memory_bytes < 400 * 2**20
+    assert (stats.memory_bytes, stats.memory_measure) == (stats.own_peak_memory_bytes, runner.OWN_MEASURE)
+
+
+def test_runs_recorded_before_their_own_peak_show_the_machines(tmp_path):
+    recorded = {k: v for k, v in json.loads((RECORDED / "recorded" / "n16-size2000B-seed11" / layout.RUN_STATS).read_text()).items()
+                if k != "own_peak_memory_bytes"}
+    stats = runner.RunStats(**recorded)
+    assert (stats.memory_bytes, stats.memory_measure) == (recorded["peak_memory_bytes"], runner.MACHINE_MEASURE)

@@ -15,6 +15,11 @@ from test_workflow_runs import write_stand_ins
 
 PROFILE = REPO / "profiles" / "slurm"
 
+pytest.importorskip(
+    "snakemake_executor_plugin_slurm",
+    reason="the Slurm executor plugin is not installed (pip install -e '.[slurm]'); the profile needs it",
+)
+
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(

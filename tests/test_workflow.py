@@ -87,7 +87,29 @@ def test_bad_config_stops_before_any_rule(tmp_path):
     bad.write_text("study: x\nnetwork:\n  nodes: 5\n  peers_per_node: 9\n")
     code, out = dry_run("--configfile", str(bad))
     assert code != 0
-    assert "network.peers_per_node: 9 must be less than network.nodes (5)" in out
+    assert out.strip() == f"waku-shadow: {bad}: network.peers_per_node: 9 must be less than network.nodes (5)"
+
+
+def test_a_bad_study_shows_every_problem_with_the_file_or_config_that_set_it(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("study: x\nnetwork:\n  nodes: 8\n  peers_per_node: 3\n  latency: 150 parsecs\n"
+                   "gossipsub: {d: 12, d_high: 14}\n")
+    code, out = dry_run("--configfile", str(bad), "--config", "repetitions=0")
+    assert code != 0
+    assert out.strip().splitlines() == [
+        "waku-shadow: 3 problems:",
+        "  --config: repetitions: 0 is less than the minimum of 1",
+        f"  {bad}: gossipsub.d: 12 mesh peers cannot exist: a node of 8 has at most 7 peers",
+        f"  {bad}: network.latency: cannot read '150 parsecs' as a duration; use a number and one of the units "
+        "ns, us, µs, ms, s, sec, min (e.g. '150 ms')",
+    ]
+
+
+def test_a_nested_config_value_keeps_its_type(tmp_path):
+    code, out = dry_run("--config", "network={nodes: 20, latency: 10 ms}",
+                        f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}")
+    assert code == 0, out
+    assert "n20-size2000B-seed1" in out
 
 
 def test_world_study_with_fewer_sizes_reports_beside_the_paper_study(tmp_path):

@@ -25,6 +25,7 @@ from . import config as cfg
 from .study import merge
 from . import checkout, layout, memory, shadow_log, stack, stats, units
 from .errors import RunError
+from .runner import RunStats, read_stats
 
 GIB = 1024**3
 MIB = 1024**2
@@ -55,12 +56,12 @@ def measure(run_dir: Path, label: str) -> dict:
     """The cost of one finished (or stopped) run, from the files the workflow left in ``run_dir``."""
     study = cfg.load(run_dir / layout.RUN_CONFIG)
     stats = _latest_stats(run_dir)
-    completed = stats["status"] == "completed"
-    simulated_s = (study.stop_time_ns if completed else shadow_log.parse_clock(stats["simulated_reached"])) / 1e9
+    completed = stats.status == "completed"
+    simulated_s = (study.stop_time_ns if completed else shadow_log.parse_clock(stats.simulated_reached)) / 1e9
     validation = run_dir / layout.VALIDATION
     raw, packed = gzip_sizes(run_dir / layout.LOGS) if (run_dir / layout.LOGS).is_dir() else (0, 0)
-    wall = stats["wall_seconds"]
-    breakdown = stats.get("memory_at_peak")
+    wall = stats.wall_seconds
+    breakdown = stats.memory_at_peak
 
     def per_node(field: str) -> float:
         # merged_bytes was added to the breakdown later: a breakdown without it merged nothing
@@ -72,13 +73,14 @@ def measure(run_dir: Path, label: str) -> dict:
         "run": run_dir.name,
         "nodes": study.nodes,
         "size_bytes": study.message_sizes[0],
-        "status": stats["status"],
+        "status": stats.status,
         "validated": validation.exists() and json.loads(validation.read_text())["passed"],
         "wall_s": wall,
-        "peak_memory_gib": stats["peak_memory_bytes"] / GIB,
+        "peak_memory_gib": stats.memory_bytes / GIB,
+        "memory_measure": stats.memory_measure,
         "simulated_s": simulated_s,
         "node_seconds_per_wall_second": study.nodes * simulated_s / wall,
-        "mib_per_node": stats["peak_memory_bytes"] / MIB / study.nodes,
+        "mib_per_node": stats.memory_bytes / MIB / study.nodes,
         # where the memory was at the breakdown sample nearest the peak (see memory.MemoryBreakdown)
         "shadow_mib_per_node": per_node("shadow_rss_bytes"),
         "process_private_mib_per_node": per_node("processes_anon_bytes"),
@@ -90,14 +92,14 @@ def measure(run_dir: Path, label: str) -> dict:
     }
 
 
-def _latest_stats(run_dir: Path) -> dict:
+def _latest_stats(run_dir: Path) -> RunStats:
     """run_stats.json, or for a run the guard stopped (whose outputs Snakemake removed) its last attempt."""
     stats = run_dir / layout.RUN_STATS
     if stats.exists():
-        return json.loads(stats.read_text())
+        return read_stats(run_dir)
     attempts = layout.attempts(layout.study_dir_of(run_dir), run_dir.name)
     if attempts.exists():
-        return json.loads(attempts.read_text().splitlines()[-1])
+        return RunStats(**json.loads(attempts.read_text().splitlines()[-1]))
     raise RunError(f"{run_dir}: no run_stats.json and no simulation attempt: did the run start?")
 
 

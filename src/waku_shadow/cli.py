@@ -22,6 +22,13 @@ from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
 
+def rendered_run(value: str) -> str:
+    """A --run-dir that render wrote: the stages after it need its run config."""
+    if not (Path(value) / layout.RUN_CONFIG).is_file():
+        raise argparse.ArgumentTypeError(f"{value} is not a rendered run folder (it has no {layout.RUN_CONFIG})")
+    return value
+
+
 def load_run(run_dir: Path) -> Study:
     path = run_dir / layout.RUN_CONFIG
     return pipeline.study_on_this_machine(cfg.read_yaml(path), source=str(path))
@@ -322,18 +329,18 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_adopt_nwaku)
 
     p = sub.add_parser("simulate", help="run Shadow on a rendered run folder under the memory guard")
-    p.add_argument("--run-dir", required=True)
+    p.add_argument("--run-dir", required=True, type=rendered_run)
     p.add_argument("--shadow", required=True)
     p.add_argument("--parallelism", type=int, help="Shadow's worker threads (the job's threads); default: Shadow's")
     p.add_argument("--memory-budget-mb", type=int, help="stop the run when its own memory passes this (its declared mem_mb)")
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("parse", help="parse a run's node logs into receipts/publishes/sends tables")
-    p.add_argument("--run-dir", required=True)
+    p.add_argument("--run-dir", required=True, type=rendered_run)
     p.set_defaults(func=cmd_parse)
 
     p = sub.add_parser("validate", help="check a parsed run; fail naming what is wrong")
-    p.add_argument("--run-dir", required=True)
+    p.add_argument("--run-dir", required=True, type=rendered_run)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("summarize", help="study tables, figure and report from validated runs")
@@ -352,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("traffic", help="bytes per node and interval from Shadow's packet captures, and each message's amplification")
-    p.add_argument("--run-dir", required=True)
+    p.add_argument("--run-dir", required=True, type=rendered_run)
     p.set_defaults(func=cmd_traffic)
 
     p = sub.add_parser("bench", help="measure what a run costs: wall time, memory, speed, log volume")
@@ -401,5 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         args.func(args)
     except WakuShadowError as exc:
         print(f"waku-shadow {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as exc:
+        print(f"waku-shadow {args.command}: error: {exc.filename}: no such file or folder", file=sys.stderr)
         return 1
     return 0

@@ -70,7 +70,7 @@ def measured_runs(results_dir: Path) -> pd.DataFrame:
         rows.append({
             "study": study.name, "run": run_dir.name, "nodes": study.nodes, "size_bytes": study.message_sizes[0],
             "simulated_s": study.stop_time_ns / 1e9, "wall_s": stats.wall_seconds,
-            "peak_memory_gib": stats.peak_memory_bytes / 2**30,
+            "peak_memory_gib": stats.memory_bytes / 2**30,
             "build": f"{nwaku['nwaku_tag']}-{nwaku.get('memory_manager', 'refc')}-{nwaku.get('allocator', 'nim')}",
         })
     return pd.DataFrame(rows, columns=["study", "run", "nodes", "size_bytes", "simulated_s", "wall_s", "peak_memory_gib", "build"])

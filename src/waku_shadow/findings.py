@@ -70,16 +70,23 @@ def runs_table(gathered: list[paper_page.StudyRuns]) -> Block:
             if provenance.exists():
                 nwaku = json.loads(provenance.read_text())["nwaku"]
                 build = f"{nwaku['nwaku_tag']} {nwaku.get('memory_manager', 'refc')}/{nwaku.get('allocator', 'nim')}"
-            wall = row.get("wall_s")
-            rows.append(f"| {row['run']} | {report.number(wall, '{:.0f} s')} | "
-                        f"{report.number(row.get('peak_memory_GiB'), '{:.2f} GiB')} | {row['state'].replace('|', '/')} | {build} |")
+            wall, memory = row.get("wall_s"), report.number(row.get("peak_memory_GiB"), "{:.2f} GiB")
+            measure = f" ({row['memory_measure']})" if isinstance(row.get("memory_measure"), str) else ""
+            rows.append(f"| {row['run']} | {report.number(wall, '{:.0f} s')} | {memory}{measure} | "
+                        f"{row['state'].replace('|', '/')} | {build} |")
         if rows:
             span = simulation_span([layout.run_dir(g.study_dir, run) for run in g.states["run"]])
-            parts[g.study.name] = f"**{g.study.name}**{': ' + span if span else ''}:\n\n" + "\n".join(
+            parts[g.study.name] = f"**{g.study.name}**{': ' + span if span else ''}:\n\n{MEMORY_MEASURES}\n\n" + "\n".join(
                 ["| run | wall time | peak memory | state | nwaku build |", "|---|---:|---:|---|---|", *rows]) + "\n"
     return parts or None
 
 
+MEMORY_MEASURES = (
+    f"Peak memory: ({runner.OWN_MEASURE}) the run's own, the proportional set size of Shadow and its processes; "
+    f"({runner.MACHINE_MEASURE}) the fall of the machine's available memory, the only measure of runs recorded before "
+    "the run's own, which counts whatever else ran beside the run."
+)
+MEMORY_MEASURES_BRIEF = f"peak memory {runner.OWN_MEASURE}: the run's own; {runner.MACHINE_MEASURE}: the machine's fall, see docs/cost.md"
 PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
 
 
@@ -204,18 +211,19 @@ def paper_cost(gathered: list[paper_page.StudyRuns], law: cost.CostLaw | None) -
             continue
         runs = g.validated_states
         by_size = runs.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
-                                                 memory=("peak_memory_GiB", "mean"))
+                                                 memory=("peak_memory_GiB", "mean"),
+                                                 measure=("memory_measure", lambda m: "/".join(sorted(set(m)))))
         header = "| size | runs | wall time | peak memory |"
         if law:
             header += " largest N here (" + " GiB) | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |"
         rows = []
         for size, row in by_size.iterrows():
-            line = f"| {human_size(int(size))} | {int(row.runs)} | {row.wall_s:.0f} s | {row.memory:.1f} GiB |"
+            line = f"| {human_size(int(size))} | {int(row.runs)} | {row.wall_s:.0f} s | {row.memory:.1f} GiB ({row.measure}) |"
             if law:
                 line += f" {largest_nodes_cells(law, int(size))} |"
             rows.append(line)
         span = simulation_span(g.validated) or f"{runs['wall_s'].sum():.0f} s of simulation in all"
-        parts[g.study.name] = (f"**{g.study.name}** ({len(runs)} validated runs; {span}):\n\n"
+        parts[g.study.name] = (f"**{g.study.name}** ({len(runs)} validated runs; {span}; {MEMORY_MEASURES_BRIEF}):\n\n"
                                + "\n".join([header, "|" + "---|" + "---:|" * (header.count("|") - 2), *rows]) + "\n")
     return parts or None
 
@@ -269,7 +277,9 @@ def bench_rows(bench_dir: Path) -> str | None:
     if not path.exists():
         return None
     table = pd.read_csv(path)
-    rows = [f"| {r.started_utc} | {r.label} | {r.run} | {r.status} | {r.wall_s:.0f} s | {r.peak_memory_gib:.2f} GiB | "
+    # runs recorded before they measured their own memory have only the machine's
+    table["memory_measure"] = table.get("memory_measure", pd.Series(index=table.index, dtype=object)).fillna(runner.MACHINE_MEASURE)
+    rows = [f"| {r.started_utc} | {r.label} | {r.run} | {r.status} | {r.wall_s:.0f} s | {r.peak_memory_gib:.2f} GiB ({r.memory_measure}) | "
             f"{r.node_seconds_per_wall_second:.0f} | {r.waku_shadow} |" for r in table.itertuples()]
     return "\n".join(["| started (UTC) | config | run | status | wall time | peak memory | node-s per s | waku-shadow |",
                       "|---|---|---|---|---:|---:|---:|---|", *rows])

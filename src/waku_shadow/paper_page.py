@@ -74,7 +74,8 @@ def run_states(study: Study, study_dir: Path) -> pd.DataFrame:
             provenance = json.loads((run_dir / layout.PROVENANCE).read_text())
             row |= {
                 "wall_s": round(cost.wall_seconds, 1),
-                "peak_memory_GiB": round(cost.peak_memory_bytes / 2**30, 2),
+                "peak_memory_GiB": round(cost.memory_bytes / 2**30, 2),
+                "memory_measure": cost.memory_measure,
                 "nwaku": f"{provenance['nwaku']['nwaku_tag']} ({provenance['nwaku'].get('patch_set', 'n/a')})",
                 "wakunode2_sha256": provenance["nwaku"]["binary_sha256"][:16],
                 "shadow": provenance["shadow"],

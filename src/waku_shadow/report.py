@@ -120,7 +120,7 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         size = cfg.load(run_dir / layout.RUN_CONFIG).message_sizes[0]
         lines.append(
             f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
-            f"{run_stats.peak_memory_bytes / 2**30:.1f} GiB | {checks['counts']['receipts']} / "
+            f"{run_stats.memory_bytes / 2**30:.1f} GiB ({run_stats.memory_measure}) | {checks['counts']['receipts']} / "
             f"{checks['counts']['receipts_expected']} | {checks['counts']['publish_retries']} | "
             f"{'passed' if checks['passed'] else 'FAILED'} |"
         )

@@ -20,6 +20,8 @@ from . import failures, layout, memory, shadow_log
 from .memory import MemoryBreakdown, gib
 
 BREAKDOWN_INTERVAL_S = 5.0  # reading every managed process's status costs ~50 ms per 1000 processes
+OWN_MEASURE = "own"  # RunStats.memory_measure: the run's processes' proportional set size
+MACHINE_MEASURE = "machine"  # the fall of the machine's available memory (runs recorded before the own measure)
 
 
 @dataclass
@@ -35,6 +37,19 @@ class RunStats:
     failed_processes: list[dict]
     memory_at_peak: dict | None = None  # a MemoryBreakdown, as a dict; None in runs recorded before it
     started_utc: str | None = None  # when Shadow started, ISO 8601; None in runs recorded before it
+    # the run's own peak: the proportional set size of Shadow and its processes (memory.session_pss_bytes);
+    # None in runs recorded before it, whose only measure is peak_memory_bytes, the fall of the machine's
+    # available memory, which counts whatever else ran beside them
+    own_peak_memory_bytes: int | None = None
+
+    @property
+    def memory_bytes(self) -> int:
+        """The run's peak memory by the best measure it recorded (memory_measure says which)."""
+        return self.peak_memory_bytes if self.own_peak_memory_bytes is None else self.own_peak_memory_bytes
+
+    @property
+    def memory_measure(self) -> str:
+        return MACHINE_MEASURE if self.own_peak_memory_bytes is None else OWN_MEASURE
 
     def write(self, run_dir: Path, attempts_log: Path | None) -> None:
         """run_stats.json, and a line in the run's log of attempts (kept when a failed job's outputs are removed)."""
@@ -124,7 +139,7 @@ def run(
         reader.start()
         guard_tripped = over_budget = False
         own_peak = 0
-        next_own_check = started + BREAKDOWN_INTERVAL_S
+        last_own_check, next_own_check = started - 1.0, started + BREAKDOWN_INTERVAL_S
         at_peak: MemoryBreakdown | None = None
         next_breakdown = started + BREAKDOWN_INTERVAL_S  # nothing to break down before the nodes start
         # Shadow runs in its own session: if we are stopped, it must not run on unguarded
@@ -138,10 +153,12 @@ def run(
                     _stop(process)
                     break
                 now = time.monotonic()
-                if memory_budget_bytes and now >= next_own_check:
+                # at intervals, and sooner when the machine's memory reaches a new low, which is when
+                # the run's own peak most likely is
+                if now >= next_own_check or (available == min_available and now >= last_own_check + 1.0):
                     own_peak = max(own_peak, memory.session_pss_bytes(process.pid))
-                    next_own_check = now + BREAKDOWN_INTERVAL_S
-                    if own_peak > memory_budget_bytes:
+                    last_own_check, next_own_check = now, now + BREAKDOWN_INTERVAL_S
+                    if memory_budget_bytes and own_peak > memory_budget_bytes:
                         over_budget = True
                         _stop(process)
                         break
@@ -168,14 +185,16 @@ def run(
         failed_processes=shadow_log.failed_processes(run_dir / layout.SHADOW_LOG),
         memory_at_peak=None if at_peak is None else asdict(at_peak),
         started_utc=started_utc,
+        own_peak_memory_bytes=own_peak or None,  # a run too short to be measured has only the machine's
     )
     if over_budget:
         why = (f"the run took {gib(own_peak)}, more than the {gib(memory_budget_bytes)} it declared "
                f"(the cost law x resources.cost_margin, or resources.run_memory); raise resources.run_memory, "
                f"or refit the law (waku-shadow cost-law) if the build has changed")
     elif guard_tripped:
-        why = (f"available memory fell below the floor of {gib(memory_floor_bytes)} (the run had taken "
-               f"{gib(stats.peak_memory_bytes)}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
+        own = f", {gib(own_peak)} of it by the run itself" if own_peak else ""
+        why = (f"available memory fell below the floor of {gib(memory_floor_bytes)} (the machine had lost "
+               f"{gib(stats.peak_memory_bytes)} since the run started{own}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
                f"message size, or lower resources.memory_floor if the machine can spare it")
     if over_budget or guard_tripped:
         stats.status = "stopped by memory guard"

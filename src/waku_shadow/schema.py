@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from .errors import ConfigError
+from .errors import Problem
 
 
 @cache
@@ -19,31 +19,41 @@ def schema() -> dict:
     return yaml.safe_load(text)
 
 
-def check(raw: dict, node: dict | None = None, where: tuple[str, ...] = ()) -> None:
-    """Raise ConfigError naming every key of ``raw`` the schema (or its part ``node``, at ``where``) refuses."""
-    validator = jsonschema.Draft202012Validator(schema() if node is None else node)
+def problems(raw: dict) -> list[Problem]:
+    """Every key of ``raw`` the schema refuses."""
+    validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
-    if errors:
-        problems = [_problem(error, where) for error in errors]
-        raise ConfigError(problems[0] if len(problems) == 1 else f"{len(problems)} problems: " + "; ".join(problems))
+    return [problem for error in errors for problem in _problems(error)]
 
 
-def _problem(error: jsonschema.ValidationError, where: tuple[str, ...]) -> str:
-    key = ".".join(map(str, (*where, *error.absolute_path)))
+def _problems(error: jsonschema.ValidationError) -> list[Problem]:
+    key = ".".join(map(str, error.absolute_path))
     if error.validator == "additionalProperties":
         unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         prefix = f"{key}." if key else ""
         known = ", ".join(error.schema.get("properties", {}))
-        return ", ".join(f"unknown key '{prefix}{name}'" for name in unknown) + f" (known keys here: {known})"
+        return [Problem(f"{prefix}{name}", f"unknown key '{prefix}{name}' (known keys here: {known})") for name in unknown]
     if error.validator == "required":
-        return f"missing key: {error.message}"
-    return f"{key or '(top level)'}: {error.message}"
+        return [Problem(key, f"missing key: {error.message}" + (f" in {key}" if key else ""))]
+    return [Problem(key, f"{key or '(top level)'}: {error.message}")]
 
 
-def check_machine_sections(raw: dict) -> None:
-    """Check the machine sections alone (a local config's), against their part of the schema."""
-    for section, values in raw.items():
-        check(values, schema()["properties"][section], (section,))
+def without_refused_keys(raw: dict, refused: list[Problem]) -> dict:
+    """``raw`` without the keys the schema refused (a list's whole key for a refused item), so that
+    the checks after the schema's can still look at the rest."""
+    pruned = copy.deepcopy(raw)
+    for problem in refused:
+        path = []
+        for part in problem.key.split(".") if problem.key else []:
+            if part.isdigit():
+                break
+            path.append(part)
+        parent = pruned
+        for part in path[:-1]:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        if path and isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    return pruned
 
 
 def with_defaults(instance: Any, node: dict) -> Any:

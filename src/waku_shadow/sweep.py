@@ -64,7 +64,8 @@ def run_metrics(run_dir: Path) -> dict:
         "hops_max": measured["hop"].max(),
         **delivery(run_dir),
         "wall_s": cost.wall_seconds,
-        "peak_memory_gib": cost.peak_memory_bytes / 2**30,
+        "peak_memory_gib": cost.memory_bytes / 2**30,
+        "memory_measure": cost.memory_measure,
     }
     if study.traffic_capture:
         row.update(bandwidth.run_cost(run_dir, study))

@@ -43,26 +43,26 @@ _BANDWIDTH_UNITS_BPS = {
 
 def _parse(value: object, key: str, units: dict[str, int], what: str) -> int:
     if isinstance(value, bool):
-        raise ConfigError(f"{key}: expected a {what} such as {_example(units)}, got {value!r}")
+        raise ConfigError(f"{key}: expected a {what} such as {_example(units)}, got {value!r}", key)
     if isinstance(value, (int, float)) and value == 0:
         return 0
     if isinstance(value, int) and "B" in units:
         if value < 0:
-            raise ConfigError(f"{key}: {value} must not be negative")
+            raise ConfigError(f"{key}: {value} must not be negative", key)
         return value
     if not isinstance(value, str):
         raise ConfigError(
-            f"{key}: expected a {what} with a unit such as {_example(units)}, got {value!r}"
+            f"{key}: expected a {what} with a unit such as {_example(units)}, got {value!r}", key
         )
     match = re.fullmatch(_NUMBER + r"\s*(?P<unit>\S+)", value.strip())
     if not match or match["unit"] not in units:
         raise ConfigError(
             f"{key}: cannot read {value!r} as a {what}; use a number and one of the units "
-            f"{', '.join(units)} (e.g. {_example(units)})"
+            f"{', '.join(units)} (e.g. {_example(units)})", key
         )
     scaled = float(match["number"]) * units[match["unit"]]
     if abs(scaled - round(scaled)) > 1e-6:
-        raise ConfigError(f"{key}: {value!r} is not a whole number of the base unit")
+        raise ConfigError(f"{key}: {value!r} is not a whole number of the base unit", key)
     return round(scaled)
 
 

@@ -1,0 +1,149 @@
+"""The nwaku build: scripts/build_nwaku.sh against a stand-in nwaku repository (a submodule, a
+Makefile whose wakunode2 prints what it was built from), and the build_nwaku rule's command line
+run by Snakemake against a stand-in script that records its arguments."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from waku_shadow import pipeline, stack
+
+from conftest import REPO
+
+SCRIPT = REPO / "scripts" / "build_nwaku.sh"
+TAG = "v0.37.1-beta"
+# wakunode2 prints the relay source, the vendored library and the Nim flags it was built with
+MAKEFILE = """wakunode2:
+\tmkdir -p build
+\tprintf '#!/bin/sh\\necho "%s | %s | %s"\\n' "$$(cat relay.nim)" "$$(cat vendor/dep/dep.nim)" "$(NIMFLAGS)" > build/wakunode2
+\tchmod +x build/wakunode2
+"""
+# file:// submodules, as a mirror behind a firewall serves them (docs/running.md)
+GIT_FILE_PROTOCOL = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always"}
+
+
+def git(*args, cwd):
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True, env={**os.environ, **GIT_FILE_PROTOCOL})
+
+
+@pytest.fixture
+def upstream(tmp_path):
+    """An nwaku-shaped repository tagged TAG with one submodule, vendor/dep."""
+    dep = tmp_path / "dep"
+    dep.mkdir()
+    git("init", "-q", "-b", "main", cwd=dep)
+    (dep / "dep.nim").write_text("dep 1.0\n")
+    git("add", ".", cwd=dep)
+    git("commit", "-q", "-m", "dep", cwd=dep)
+    repo = tmp_path / "nwaku"
+    repo.mkdir()
+    git("init", "-q", "-b", "master", cwd=repo)
+    (repo / "Makefile").write_text(MAKEFILE)
+    (repo / "relay.nim").write_text("relay publishes at once\n")
+    git("submodule", "add", "-q", f"file://{dep}", "vendor/dep", cwd=repo)
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", "release", cwd=repo)
+    git("tag", TAG, cwd=repo)
+    return repo
+
+
+def patch_file(path):
+    path.write_text(
+        "A header, as the project's patches have.\n\n"
+        "diff --git a/relay.nim b/relay.nim\n--- a/relay.nim\n+++ b/relay.nim\n@@ -1 +1 @@\n"
+        "-relay publishes at once\n+relay sleeps L_g, then publishes\n"
+    )
+    return path
+
+
+def build(*args):
+    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **GIT_FILE_PROTOCOL, "NWAKU_MEMORY_MANAGER": "orc"})
+
+
+def test_without_a_source_the_tag_is_cloned_with_its_submodules_and_built_patched(upstream, tmp_path):
+    out = tmp_path / "out"
+    done = build(f"file://{upstream}", TAG, out, patch_file(tmp_path / "0001-delay.patch"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "relay sleeps L_g, then publishes | dep 1.0 | --mm:orc"
+    assert (out / "src" / "vendor" / "dep" / "dep.nim").exists()
+    assert (out / "src" / "relay.nim").read_text() == "relay publishes at once\n"  # patches reverted
+
+
+def test_a_source_tree_is_built_patched_and_left_as_it_was(upstream, tmp_path):
+    source = tmp_path / "checkout"
+    git("clone", "-q", "--recurse-submodules", str(upstream), str(source), cwd=tmp_path)
+    git("checkout", "-q", TAG, cwd=source)
+    out = tmp_path / "out"
+    done = build("--source", source, "unused-repository", TAG, out, patch_file(tmp_path / "0001-delay.patch"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("relay sleeps L_g, then publishes | dep 1.0")
+    assert not (out / "src").exists()
+    assert (source / "relay.nim").read_text() == "relay publishes at once\n"
+
+
+def test_a_submodule_that_cannot_be_fetched_stops_the_clone_naming_it(upstream, tmp_path):
+    shutil.rmtree(tmp_path / "dep")  # the submodule's repository is gone, as a mirror that lacks it
+    done = build(f"file://{upstream}", TAG, tmp_path / "out")
+    assert done.returncode != 0
+    assert f"build_nwaku: the submodules of file://{upstream} at {TAG} could not all be fetched" in done.stderr
+
+
+def test_a_missing_source_value_is_a_usage_error(tmp_path):
+    done = build("--source", "", "https://github.com/waku-org/nwaku.git", TAG, tmp_path / "out")
+    assert done.returncode == 2
+    assert "usage:" in done.stderr
+
+
+# The rule, as Snakemake runs it: the workflow copied beside a stand-in build_nwaku.sh that records
+# the arguments it was given and leaves a wakunode2 where the real script would.
+STAND_IN = """#!/bin/sh
+for argument in "$@"; do printf '%s\\n' "$argument"; done > "$(dirname "$0")/arguments"
+while [ $# -gt 0 ]; do case $1 in *.patch) break ;; esac; out=$1; shift; done
+printf '#!/bin/sh\\necho "nwaku v0.37.1-beta (stand-in)"\\n' > "$out/wakunode2"
+chmod +x "$out/wakunode2"
+"""
+
+
+def run_build_rule(tmp_path, *config):
+    workflow = tmp_path / "workflow"
+    workflow.mkdir()
+    shutil.copy(REPO / "Snakefile", workflow)
+    shutil.copytree(REPO / "rules", workflow / "rules")
+    (workflow / "scripts").mkdir()
+    (workflow / "scripts" / "build_nwaku.sh").write_text(STAND_IN)
+    (workflow / "scripts" / "build_nwaku.sh").chmod(0o755)
+    build_dir = tmp_path / "build"
+    given = ["--config", f"resources={{build_dir: {build_dir}}}", *config]
+    # the build folder is named after the tag, patches and flags, not after where the source comes from
+    study = pipeline.study_from_snakemake({"resources": {"build_dir": str(build_dir)}}, local_path=tmp_path / "no-local.yaml")
+    wakunode2 = pipeline.nwaku_build_dir(study) / "wakunode2"
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", "-s", str(workflow / "Snakefile"), str(wakunode2), *given],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(tmp_path / "no-local.yaml")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    arguments = (workflow / "scripts" / "arguments").read_text().splitlines()
+    identity = json.loads((wakunode2.parent / stack.IDENTITY).read_text())
+    return arguments, identity, wakunode2.parent
+
+
+def test_the_build_rule_clones_the_pinned_tag_without_a_source_tree(tmp_path):
+    arguments, identity, out = run_build_rule(tmp_path)
+    patches = [str(p) for p in stack.patches(TAG)]
+    assert arguments == ["https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
+    assert identity["built_from"] == f"https://github.com/waku-org/nwaku.git {TAG}"
+
+
+def test_the_build_rule_builds_a_configured_source_tree(tmp_path):
+    source = tmp_path / "nwaku"
+    arguments, identity, out = run_build_rule(tmp_path, f"stack={{nwaku: {{source: {source}}}}}")
+    patches = [str(p) for p in stack.patches(TAG)]
+    assert arguments == ["--source", str(source), "https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
+    assert identity["built_from"] == str(source)
