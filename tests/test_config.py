@@ -326,3 +326,25 @@ def test_command_line_config_values_are_read_as_yaml():
     assert layers[1].values == {"network": {"nodes": 30, "latency": "10 ms"}, "seed": 3, "traffic": {"message_sizes": ["2 KB"]}}
     study = pipeline.study_from_snakemake({}, Settings, local_path=CONFIGS / "no-such-local.yaml")
     assert (study.name, study.nodes, study.latency_ns, study.seed) == ("paper", 30, 10_000_000, 3)
+
+
+def test_by_size_names_what_is_wrong_with_a_size_s_settings():
+    with pytest.raises(ConfigError) as error:
+        cfg.resolve({"study": "x", "traffic": {"message_sizes": ["2 KB", "25 KB"]},
+                     "sweep": {"parameter": "gossipsub.d", "values": [4, 6]},
+                     "by_size": {"3 KB": {"network": {"latency": "75 ms"}}, "2 KB": {"network": {"nodes": 3}},
+                                 "25 KB": {"gossipsub": {"d": 8}}, "25000 B": {"network": {"latency": "5 parsecs"}}}})
+    assert str(error.value).splitlines()[1:] == [
+        "  config: by_size.3 KB: 3 KB is not one of traffic.message_sizes",
+        "  config: by_size.2 KB: network.nodes is the study's, for every size",
+        "  config: by_size.25 KB: gossipsub.d is swept; it cannot also differ by size",
+        "  config: by_size.25000 B: network.latency: cannot read '5 parsecs' as a duration; use a number and one of "
+        "the units ns, us, µs, ms, s, sec, min (e.g. '150 ms')",
+    ]
+
+
+def test_a_setting_the_tags_patches_do_not_read_is_refused():
+    with pytest.raises(ConfigError, match=r"^config: libp2p.stream_muxer: nwaku v0.36.0 does not read it: "
+                                          r"nwaku-patches/v0.36.0/ has no patch 0013$"):
+        cfg.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}, "stack": {"nwaku": {"tag": "v0.36.0"}}})
+    assert cfg.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}}).stream_muxer == "mplex"

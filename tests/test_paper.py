@@ -58,16 +58,19 @@ def test_the_papers_receipts_after_seq_0_give_table5(shadow_receipts):
     assert 2468 in set(paper.table3().query("component == 'total'")["latency_ms"])
 
 
-def test_the_papers_first_receipt_steps_split_into_transmission_and_a_remainder():
-    table = paper.first_receipt_steps(bandwidth_bps=100e6).set_index("size_bytes")
-    assert table.loc[2000].tolist() == [356, 0, 0, 0]  # Table 5's 2 KB minimum, the reference
-    assert table.loc[500000, "first_receipt_ms"] == 471 and table.loc[500000, "later_than_smallest_ms"] == 115
-    assert table.loc[500000, "transmission_ms"] == pytest.approx(498000 * 8 / 100e6 * 1e3)
-    assert (table["remainder_ms"] == table["later_than_smallest_ms"] - table["transmission_ms"]).all()
-    slower = paper.first_receipt_steps(bandwidth_bps=10e6).set_index("size_bytes")
-    assert slower.loc[500000, "transmission_ms"] == pytest.approx(10 * table.loc[500000, "transmission_ms"])
-    text = paper.first_receipt_steps_markdown(table.reset_index())
-    assert "| 500 KB | 471 | 115 | 39.8 | 75 |" in text and "later than at 2 KB" in text
+def test_the_papers_first_receipts_and_hop_spacing_name_the_link_each_size_ran_on():
+    table = paper.link_evidence().set_index("size_bytes")
+    # Table 5's minima, and the 2 KB hop groups starting at 356, 436, 516, 596 ms (25 KB: 432, 589, 746, 907)
+    assert table["first_receipt_ms"].tolist() == [356, 432, 439, 471]
+    assert table.loc[2000, "hop_spacing_ms"] == 80 and table.loc[25000, "hop_spacing_ms"] == 157
+    assert table.loc[[100000, 500000], "hop_spacing_ms"].isna().all()  # their hops overlap: no steps
+    # Table 1, Digital Ocean: 276.3 ms generation, 4.5 ms verification; a copy of 25 KB is 25 100 bytes
+    # and 40 bytes of TCP/IP headers per 1460, 2.06 ms at 100 Mbit
+    assert table.loc[25000, "first_on_150ms"] == pytest.approx(276.3 + 150 + 4.5 + 25100 * 1500 / 1460 * 8 / 1e5)
+    assert table.loc[2000, "first_on_75ms"] == pytest.approx(356.0, abs=0.1)
+    assert table["link_ms"].tolist() == [75, 150, 150, 150]
+    text = paper.link_evidence_markdown(table.reset_index())
+    assert "| 100 KB | 439 | 364.0 | 439.0 | no steps | 87.7 | 162.7 | 150 ms |" in text
 
 
 def test_hops_read_off_the_papers_latency_steps(shadow_receipts):

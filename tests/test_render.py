@@ -12,9 +12,10 @@ from waku_shadow import schema
 
 from waku_shadow.study import merge
 from waku_shadow import nwaku, schedule, shadow_config
+
 from waku_shadow.errors import ConfigError
 
-from conftest import REPO
+from conftest import CONFIGS, REPO
 
 
 def test_gml_has_one_attribute_per_line(small_study):
@@ -206,3 +207,29 @@ def test_the_mmap_threshold_reaches_the_nodes_within_what_glibc_accepts(small_st
         with_threshold("64 MiB")
     with pytest.raises(ConfigError, match="shadow.nwaku_mmap_threshold: must be more than 0"):
         with_threshold("0 KiB")
+
+
+@pytest.mark.parametrize("muxer", ["mplex", "yamux"])
+def test_the_stream_muxer_reaches_the_nodes_only_when_chosen(small_study, muxer):
+    from waku_shadow import config as cfg
+
+    assert nwaku.ENV_STREAM_MUXER not in nwaku.environment(small_study)  # nwaku's own order
+    study = cfg.resolve(merge(small_study.resolved, {"libp2p": {"stream_muxer": muxer}}))
+    assert nwaku.environment(study)[nwaku.ENV_STREAM_MUXER] == muxer
+
+
+def test_each_size_runs_on_its_own_link(small_study, tmp_path):
+    study = cfg.resolve(merge(small_study.resolved, {"by_size": {"2 KB": {"network": {"latency": "75 ms"}}}}))
+    assert study.latency_ns == 50_000_000 and study.by_size == {2000: {"network": {"latency": "75 ms"}}}
+    for size, latency in ((2000, "75 ms"), (25000, "50 ms")):
+        run = cfg.resolve(study.run_config(f"n12-size{size}B-seed7"))
+        assert run.by_size == {}  # the run's config holds its size's settings, and no other size's
+        shadow_config.render(shadow_config.plan(run, size), tmp_path / str(size), "/bin/wakunode2", "/usr/bin/curl")
+        assert f'latency "{latency}"' in (tmp_path / str(size) / "network.gml").read_text()
+
+
+def test_the_shipped_paper_reading_runs_2_kb_on_75_ms_and_the_rest_on_150():
+    study = cfg.load(CONFIGS / "paper-calibrated.yaml")
+    latencies = {run: cfg.resolve(study.run_config(run)).latency_ns / 1e6 for run in study.run_ids()}
+    assert latencies == {f"n1000-size{size}B-seed{seed}": (75 if size == 2000 else 150)
+                         for size in (2000, 25000, 100000, 500000) for seed in (1, 2, 3)}

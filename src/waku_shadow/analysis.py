@@ -31,6 +31,12 @@ def run_receipts(run_dir: Path) -> pd.DataFrame:
     return receipts.assign(**sweep.run_columns(run_dir))
 
 
+def verification_ms(run_dirs: list[Path]) -> dict[int, float]:
+    """L_v of each size's runs (ms), from the runs' own configs: a size may set its own (by_size)."""
+    studies = [cfg.load(run_dir / layout.RUN_CONFIG) for run_dir in run_dirs]
+    return {study.message_sizes[0]: study.rln.verification_delay_ns(study.message_sizes[0]) / 1e6 for study in studies}
+
+
 def edge_one_way_ns(run_dir: Path, study: Study, receipts: pd.DataFrame):
     """The one-way latency of every receipt's last edge (from-peer to receiver); None in a single place."""
     if study.locations is None:

@@ -17,7 +17,7 @@ import pandas as pd
 from . import config as cfg
 
 from .study import Study
-from . import bandwidth, bench, churn, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, schedule, shadow_config, stack, stats, sweep, traffic, trees, units, validation
+from . import bandwidth, bench, churn, nwaku, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, schedule, shadow_config, stack, stats, sweep, traffic, trees, units, validation
 from .errors import ConfigError, StackError, ValidationError, WakuShadowError
 
 
@@ -65,6 +65,8 @@ def cmd_render(args) -> None:
         "waku_shadow": stack.project_version(),
         "shadow": stack.command_version([args.shadow, "--version"]),
         "nwaku": json.loads(Path(args.nwaku_identity).read_text()),
+        # what the patches read: the settings every node ran with (unset ones keep nwaku's own behaviour)
+        "nwaku_environment": nwaku.environment(study),
         "curl": stack.command_version([curl, "--version"]),
         "host": {"machine": platform.machine(), "python": platform.python_version()},
         "python_packages": {p: metadata.version(p) for p in ("pandas", "numpy", "snakemake") if _installed(p)},

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from . import checkout, paper, schema, units
+from . import checkout, paper, schema, stack, units
 from .errors import ConfigError, ConfigProblems, Problem, describe
 from .study import (
     RunPoint,
@@ -215,12 +215,15 @@ def _resolve(raw: dict) -> Study:
     run_memory = None if res["run_memory"] is None else found.parsed(units.size_bytes, res["run_memory"], "resources.run_memory")
     run_runtime = None if res["run_runtime"] is None else found.parsed(units.duration_ns, res["run_runtime"], "resources.run_runtime")
 
+    by_size = _check_by_size(resolved, cfg["by_size"], read, sweep, found)
+    _check_patched_settings(cfg, found)
+
     first_size = next((size for size in sizes if size), None)
     if sweep is not None and len(sweep.values) > 1 and first_size is not None:
         for value in sweep.values:
-            # the first size and seed of each value stand for all its runs
+            # the first size and seed of each value stand for all its runs; by_size is checked on its own
             try:
-                _resolve(point_config(resolved, RunPoint(f"{value}", first_size, cfg["seed"], value)))
+                _resolve(point_config({**resolved, "by_size": {}}, RunPoint(f"{value}", first_size, cfg["seed"], value)))
             except ConfigProblems as exc:
                 for problem in exc.problems:
                     found.add("sweep.values", f"{sweep.parameter} = {value}: {problem.text}")
@@ -241,9 +244,11 @@ def _resolve(raw: dict) -> Study:
         packet_loss=float(net["packet_loss"]),
         tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
         gossipsub=gossipsub,
+        stream_muxer=cfg["libp2p"]["stream_muxer"],
         publishers=traffic["publishers"],
         messages_per_publisher=traffic["messages_per_publisher"],
         message_sizes=sizes,
+        by_size=by_size,
         interval_ns=interval,
         warmup_messages=traffic["warmup_messages"],
         rln=rln_settings,
@@ -283,6 +288,46 @@ def _resolve(raw: dict) -> Study:
         found.add("shadow.stop_time", f"{sh['stop_time']} ends before the last publish at {units.shadow_time(study.last_publish_ns)}")
     found.raise_any()
     return study
+
+
+def _check_by_size(resolved: dict, by_size: dict, sizes: list[int], sweep: Sweep | None, found: Problems) -> dict[int, dict]:
+    """by_size's settings by size, each size's run config resolved on its own (the first swept value
+    and seed stand for the rest)."""
+    settings = {}
+    for key, values in by_size.items():
+        where = f"by_size.{key}"
+        size = found.parsed(units.size_bytes, key, where)
+        if size is None:
+            continue
+        if size not in sizes:
+            found.add(where, f"{key} is not one of traffic.message_sizes")
+        elif size in settings:
+            found.add(where, f"{key} is a size by_size already names")
+        elif "nodes" in (values.get("network") or {}):
+            found.add(where, "network.nodes is the study's, for every size")
+        elif sweep is not None and sweep.parameter.split(".")[1] in (values.get(sweep.parameter.split(".")[0]) or {}):
+            found.add(where, f"{sweep.parameter} is swept; it cannot also differ by size")
+        else:
+            settings[size] = values
+            try:
+                _resolve(point_config(resolved, RunPoint(key, size, resolved["seed"], sweep and sweep.values[0])))
+            except ConfigProblems as exc:
+                for problem in exc.problems:
+                    found.add(where, problem.text)
+    return settings
+
+
+# settings nwaku reads only through one of nwaku-patches/<tag>/, by the patch's number
+PATCHED_SETTINGS = {"libp2p.stream_muxer": "0013", "rln.epoch": "0011"}
+
+
+def _check_patched_settings(cfg: dict, found: Problems) -> None:
+    tag = cfg["stack"]["nwaku"]["tag"]
+    carried = [patch.name for patch in stack.patches(tag)]
+    for key, number in PATCHED_SETTINGS.items():
+        section, name = key.split(".")
+        if cfg[section][name] is not None and not any(patch.startswith(number) for patch in carried):
+            found.add(key, f"nwaku {tag} does not read it: nwaku-patches/{tag}/ has no patch {number}")
 
 
 def _check_mesh(gossipsub: Gossipsub, nodes: int, topology: str, found: Problems) -> None:

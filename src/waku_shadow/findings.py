@@ -294,7 +294,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
         "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
-        "capacity": capacity(law), "paper-cost": paper_cost(gathered, law), "first-receipt": paper.first_receipt_steps_markdown(paper.first_receipt_steps()),
+        "capacity": capacity(law), "paper-cost": paper_cost(gathered, law), "link-evidence": paper.link_evidence_markdown(paper.link_evidence()),
     }
 
 

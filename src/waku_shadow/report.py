@@ -14,6 +14,9 @@ from .runner import read_stats
 from .units import human_size, shadow_bandwidth, shadow_time
 
 
+NWAKU_MUXER_ORDER = "nwaku's own order (yamux, then mplex)"
+
+
 def network_description(study: Study) -> str:
     if study.topology == "cascade":
         layout = "in a line, each dialling the next"
@@ -38,6 +41,15 @@ def sweep_description(study: Study) -> str:
             "the values below are those of the first point.")
 
 
+def by_size_description(study: Study) -> str:
+    """The settings some sizes take instead of the study's (by_size), as dotted keys."""
+    def flat(settings: dict, prefix: str = "") -> list[str]:
+        return [part for key, value in settings.items()
+                for part in (flat(value, f"{prefix}{key}.") if isinstance(value, dict) else [f"{prefix}{key} {value}"])]
+    return "By size: " + "; ".join(f"{human_size(size)} runs with {', '.join(flat(settings))}"
+                                   for size, settings in sorted(study.by_size.items())) + "."
+
+
 def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, summary: pd.DataFrame,
                  points: pd.DataFrame, knees: pd.DataFrame | None = None) -> str:
     """report.md; ``knees`` (load.knees) adds a load study's section."""
@@ -54,6 +66,8 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         f"L_g = {study.rln.proof_generation_ns / 1e6:g} ms, L_v = {study.rln.verification_ns / 1e6:g} ms "
         f"+ {study.rln.verification_ns_per_byte:g} ns/byte.",
         sweep_description(study),
+        *([by_size_description(study)] if study.by_size else []),
+        f"Stream muxer: {study.stream_muxer or NWAKU_MUXER_ORDER} first.",
         paper.traffic_reading(study),
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 
 from . import locations as loc
+from . import units
 from .errors import ConfigError
 
 MACHINE_SECTIONS = ("stack", "resources")
@@ -144,9 +145,11 @@ class Study:
     packet_loss: float
     tcp_slow_start_after_idle: bool
     gossipsub: Gossipsub
+    stream_muxer: str | None  # None: nwaku's own order (yamux first)
     publishers: int
     messages_per_publisher: int
     message_sizes: tuple[int, ...]
+    by_size: dict[int, dict]  # settings that differ for a size's runs (run_config applies them)
     interval_ns: int
     warmup_messages: int
     rln: Rln
@@ -233,7 +236,14 @@ def point_config(resolved: dict, run: RunPoint) -> dict:
     point["traffic"]["message_sizes"] = [run.size_bytes]
     if point["sweep"] is not None:
         point["sweep"]["values"] = [run.value]
-    return point
+    # the run takes its own size's settings (by_size), and keeps no other size's
+    own = size_settings(point.pop("by_size", None) or {}).get(run.size_bytes)
+    return {**(merge(point, own) if own else point), "by_size": {}}
+
+
+def size_settings(by_size: dict) -> dict[int, dict]:
+    """by_size's settings by size in bytes."""
+    return {units.size_bytes(key, f"by_size.{key}"): settings for key, settings in by_size.items()}
 
 
 def with_sweep_value(resolved: dict, value: int | None) -> dict:

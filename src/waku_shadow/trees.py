@@ -93,12 +93,23 @@ def hops_from_latency_steps(
     Larger messages spread a hop over more than a step and the groups merge; what gaps remain
     (single slow receipts, the publisher's copies queued 40 ms apart at 500 KB) fail these tests.
     """
+    starts = latency_steps(latency_ms, min_gap_ms, min_share, step_tolerance)
+    if starts is None:
+        return None
+    hop = np.searchsorted(starts[1:], latency_ms.to_numpy(dtype=float), side="right") + 1
+    return pd.Series(hop, index=latency_ms.index, name="hop")
+
+
+def latency_steps(
+    latency_ms: pd.Series, min_gap_ms: float = 20.0, min_share: float = 0.01, step_tolerance: float = 0.1
+) -> np.ndarray | None:
+    """The fastest latency of each hop's group, read off the latencies as hops_from_latency_steps
+    describes; None when they do not fall into steps."""
     values = np.sort(latency_ms.to_numpy(dtype=float))
     group_starts = values[1:][np.diff(values) > min_gap_ms]
     if len(group_starts) == 0:
         return None
-    hop = np.searchsorted(group_starts, latency_ms.to_numpy(dtype=float), side="right") + 1
-    counts = np.bincount(hop)[1:]
+    counts = np.bincount(np.searchsorted(group_starts, values, side="right"))
     if counts.min() < min_share * len(values):
         return None
     starts = np.concatenate([values[:1], group_starts])
@@ -106,4 +117,4 @@ def hops_from_latency_steps(
     step = np.median(np.diff(starts))
     if (np.abs(np.diff(starts) - step) > step_tolerance * step).any() or (ends - starts >= step).any():
         return None
-    return pd.Series(hop, index=latency_ms.index, name="hop")
+    return starts
