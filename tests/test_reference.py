@@ -1,5 +1,6 @@
 """docs/configuration.md is the schema's: regenerated, it is the same file, and every key is described."""
 
+import copy
 
 from waku_shadow import schema
 from waku_shadow import reference
@@ -24,7 +25,7 @@ def test_every_key_is_described_and_its_default_shown():
 
 
 def test_the_reference_follows_a_changed_default(monkeypatch):
-    changed = schema.schema()
+    changed = copy.deepcopy(schema.schema())  # the schema is cached: a change in place would reach every later test
     changed["properties"]["network"]["properties"]["nodes"]["default"] = 77
     monkeypatch.setattr(reference, "schema", lambda: changed)
     assert "| `network.nodes` | `77` |" in reference.markdown()
