@@ -233,3 +233,9 @@ def test_the_shipped_paper_reading_runs_2_kb_on_75_ms_and_the_rest_on_150():
     latencies = {run: cfg.resolve(study.run_config(run)).latency_ns / 1e6 for run in study.run_ids()}
     assert latencies == {f"n1000-size{size}B-seed{seed}": (75 if size == 2000 else 150)
                          for size in (2000, 25000, 100000, 500000) for seed in (1, 2, 3)}
+
+
+def test_the_prune_fix_reaches_the_nodes_only_when_chosen(small_study):
+    assert nwaku.ENV_PRUNE_ONLY_REMOVED not in nwaku.environment(small_study)  # nim-libp2p as it ships
+    study = cfg.resolve(merge(small_study.resolved, {"gossipsub": {"prune_only_removed": True}}))
+    assert nwaku.environment(study)[nwaku.ENV_PRUNE_ONLY_REMOVED] == "1"

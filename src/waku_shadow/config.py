@@ -174,7 +174,7 @@ def _resolve(raw: dict) -> Study:
     if len(set(read)) != len(read):
         found.add("traffic.message_sizes", f"{list(traffic['message_sizes'])} repeats a size")
 
-    gossipsub = Gossipsub(**gs)
+    gossipsub = Gossipsub(**{key: value for key, value in gs.items() if key != "prune_only_removed"})
     _check_mesh(gossipsub, nodes, net["topology"], found)
 
     interval = found.parsed(units.duration_ns, traffic["interval"], "traffic.interval")
@@ -245,6 +245,7 @@ def _resolve(raw: dict) -> Study:
         tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
         gossipsub=gossipsub,
         stream_muxer=cfg["libp2p"]["stream_muxer"],
+        prune_only_removed=gs["prune_only_removed"],
         publishers=traffic["publishers"],
         messages_per_publisher=traffic["messages_per_publisher"],
         message_sizes=sizes,
@@ -318,7 +319,7 @@ def _check_by_size(resolved: dict, by_size: dict, sizes: list[int], sweep: Sweep
 
 
 # settings nwaku reads only through one of nwaku-patches/<tag>/, by the patch's number
-PATCHED_SETTINGS = {"libp2p.stream_muxer": "0013", "rln.epoch": "0011"}
+PATCHED_SETTINGS = {"libp2p.stream_muxer": "0013", "rln.epoch": "0011", "gossipsub.prune_only_removed": "0014"}
 
 
 def _check_patched_settings(cfg: dict, found: Problems) -> None:
@@ -326,7 +327,7 @@ def _check_patched_settings(cfg: dict, found: Problems) -> None:
     carried = [patch.name for patch in stack.patches(tag)]
     for key, number in PATCHED_SETTINGS.items():
         section, name = key.split(".")
-        if cfg[section][name] is not None and not any(patch.startswith(number) for patch in carried):
+        if cfg[section][name] not in (None, False) and not any(patch.startswith(number) for patch in carried):
             found.add(key, f"nwaku {tag} does not read it: nwaku-patches/{tag}/ has no patch {number}")
 
 

@@ -33,6 +33,7 @@ ENV_GLIBC_MMAP_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"
 ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
 ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
 ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
+ENV_PRUNE_ONLY_REMOVED = "WAKU_SIM_PRUNE_ONLY_REMOVED"
 ENV_GOSSIPSUB = {
     "d": "WAKU_SIM_GOSSIPSUB_D",
     "d_low": "WAKU_SIM_GOSSIPSUB_D_LOW",
@@ -117,6 +118,8 @@ def environment(study: Study) -> dict[str, str]:
             env[ENV_GOSSIPSUB[name]] = str(value)
     if study.stream_muxer:
         env[ENV_STREAM_MUXER] = study.stream_muxer
+    if study.prune_only_removed:
+        env[ENV_PRUNE_ONLY_REMOVED] = "1"
     if study.rln.epoch_ns:
         env[ENV_RLN_EPOCH_NS] = str(study.rln.epoch_ns)
         env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"

@@ -146,6 +146,7 @@ class Study:
     tcp_slow_start_after_idle: bool
     gossipsub: Gossipsub
     stream_muxer: str | None  # None: nwaku's own order (yamux first)
+    prune_only_removed: bool  # nwaku patch 0014
     publishers: int
     messages_per_publisher: int
     message_sizes: tuple[int, ...]
