@@ -74,3 +74,15 @@ def test_equation2_table_observes_measured_messages_only(runs, receipts):
     deeper_measured = receipts.copy()
     deeper_measured.loc[(~deeper_measured["warmup"]).idxmax(), "hop"] = 99
     assert analysis.equation2_table(study, deeper_measured, first)["observed max"].max() == 99
+
+
+def test_a_copy_sent_long_after_its_sender_had_it_was_pulled_by_gossip():
+    # publisher p publishes m at 0 ms; a gets it straight away, b from a at once (a mesh push),
+    # c from a 800 ms after a had it (IHAVE at a heartbeat, IWANT, the reply)
+    ms = 1_000_000
+    receipts = pd.DataFrame({
+        "msg_hash": ["m"] * 3, "publisher": ["p"] * 3, "receiver": ["a", "b", "c"], "from_host": ["p", "a", "a"],
+        "publish_ns": [0] * 3, "received_ns": [80 * ms, 160 * ms, 960 * ms]})
+    sends = pd.DataFrame({"msg_hash": ["m"] * 4, "sender": ["p", "a", "a", "a"], "to_host": ["a", "b", "c", "c"],
+                          "sent_ns": [0, 80 * ms, 880 * ms, 900 * ms]})
+    assert analysis.pulled_by_gossip(receipts, sends).tolist() == [False, False, True]
