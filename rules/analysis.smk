@@ -12,7 +12,7 @@ rule study_config:
     output:
         STUDY_DIR / layout.STUDY_CONFIG,
     params:
-        resolved=pipeline.cfg.dump_study(STUDY),
+        resolved=loader.dump_study(STUDY),
     log:
         STUDY_DIR / layout.JOB_LOGS / "study_config.log",
     run:
@@ -41,7 +41,7 @@ rule summarize:
         figure=STUDY_DIR / layout.FIGURES / "latency_distributions.png",
         sweep_figure=[STUDY_DIR / layout.FIGURES / "sweep.png"] if STUDY.sweep else [],
         load=[STUDY_DIR / name for name in (layout.LOAD_TABLE, layout.KNEES_TABLE, f"{layout.FIGURES}/load.png")]
-        if load.is_load_study(STUDY) else [],
+        if load_study.is_load_study(STUDY) else [],
         report=STUDY_DIR / layout.REPORT_MD,
     params:
         runs=expand(RUN_DIR, run=RUNS),

@@ -1,12 +1,12 @@
-# `snakemake paper`: every study behind the paper's figures and tables (pipeline.PAPER_STUDIES),
+# `snakemake paper`: every study behind the paper's figures and tables (studies.PAPER_STUDIES),
 # each with its own runs and report, and one folder, results/paper-figures/, that gathers the
 # figures and tables beside the paper's with the provenance of every run. The study the
 # Snakefile was given brings its own rules; the others come from rules/study.smk as modules.
 # With --keep-going, the folder is written from the validated runs even when some fail (onerror).
 
-PAPER_CONFIGS = {name: pipeline.shipped_study_config(name, workflow.config_settings) for name in pipeline.PAPER_STUDIES}
-PAPER_STUDY_FILES = [pipeline.study_dir(pipeline.study_from_snakemake(c)) / layout.STUDY_CONFIG for c in PAPER_CONFIGS.values()]
-PAPER_FIGURES = Path(STUDY.resources.results_dir) / pipeline.PAPER_FIGURES
+PAPER_CONFIGS = {name: sources.shipped_study_config(name, workflow.config_settings) for name in studies.PAPER_STUDIES}
+PAPER_STUDY_FILES = [sources.study_dir(sources.study_from_snakemake(c)) / layout.STUDY_CONFIG for c in PAPER_CONFIGS.values()]
+PAPER_FIGURES = Path(STUDY.resources.results_dir) / studies.PAPER_FIGURES
 
 if STUDY.name != "paper":
 
@@ -53,7 +53,7 @@ localrules:
 rule paper:
     input:
         # each study's report, so each study's runs: the page reads the runs themselves
-        [pipeline.study_dir(pipeline.study_from_snakemake(c)) / layout.REPORT_HTML for c in PAPER_CONFIGS.values()],
+        [sources.study_dir(sources.study_from_snakemake(c)) / layout.REPORT_HTML for c in PAPER_CONFIGS.values()],
     output:
         directory(PAPER_FIGURES),
     log:

@@ -19,7 +19,7 @@ rule render:
     params:
         run_dir=RUN_DIR,
         # the run's study config only: machine settings reach the job through the environment
-        config=lambda w: shlex.quote(pipeline.run_config_json(STUDY, w.run)),
+        config=lambda w: shlex.quote(sources.run_config_json(STUDY, w.run)),
     log:
         job_log("render"),
     shell:

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from waku_shadow import config as cfg
-from waku_shadow import shadow_config
+from waku_shadow.configuration import loader
+from waku_shadow.stack import shadow_options
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
@@ -14,14 +14,14 @@ RECORDED = REPO / "tests" / "data"
 def patches_missing_from(shadow) -> list[str]:
     """The shadow/patches/ whose options the Shadow binary ``shadow`` does not list in its --help."""
     options = subprocess.run([str(shadow), "--help"], capture_output=True, text=True, timeout=60).stdout
-    return [patch for option, (_, patch) in shadow_config.PATCHED_SHADOW_OPTIONS.items()
+    return [patch for option, (_, patch) in shadow_options.PATCHED_SHADOW_OPTIONS.items()
             if f"--{option.replace('_', '-')}" not in options]
 
 
 @pytest.fixture
 def small_study():
     """A 12-node study resolved from a config mapping, as the workflow resolves one."""
-    return cfg.resolve(
+    return loader.resolve(
         {
             "study": "unit",
             "seed": 7,

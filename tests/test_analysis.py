@@ -2,10 +2,11 @@
 
 import pandas as pd
 import pytest
-
-from waku_shadow import analysis, layout, sweep
-
 from recorded import RUNS, parsed_copies
+
+from waku_shadow import layout
+from waku_shadow.analyse import gossip, hops, residuals, study_tables
+from waku_shadow.paper import compare
 
 
 @pytest.fixture(scope="module")
@@ -16,11 +17,11 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def receipts(runs):
-    return pd.concat([analysis.run_receipts(run) for run in runs], ignore_index=True)
+    return pd.concat([residuals.run_receipts(run) for run in runs], ignore_index=True)
 
 
 def test_equation1_with_uplink_explains_small_messages(receipts):
-    summary = analysis.residual_summary(receipts, ["size_bytes"]).set_index(["size_bytes", "model"])
+    summary = residuals.residual_summary(receipts, ["size_bytes"]).set_index(["size_bytes", "model"])
     # 2 KB: a hop is 100 ms + 12 ms + 0.4 ms per copy on a 38 Mbit uplink; queued copies
     # are all Equation 1 misses (a few ms), and the uplink term leaves under a ms
     assert 1.0 < summary.loc[(2000, "Equation 1 as written"), "median_abs_residual_ms"] < 5.0
@@ -30,18 +31,18 @@ def test_equation1_with_uplink_explains_small_messages(receipts):
     paper = summary.loc[(100000, "Equation 1 as written"), "median_abs_residual_ms"]
     uplink = summary.loc[(100000, "+ uplink serialisation"), "median_abs_residual_ms"]
     assert uplink < paper / 5
-    assert set(summary.index.get_level_values("model")) == set(analysis.MODELS.values())
+    assert set(summary.index.get_level_values("model")) == set(residuals.MODELS.values())
 
 
 def test_residuals_by_hop_cover_every_measured_receipt(receipts):
-    by_hop = analysis.residual_summary(receipts, ["size_bytes", "hop"])
+    by_hop = residuals.residual_summary(receipts, ["size_bytes", "hop"])
     per_model = by_hop.groupby("model")["receipts"].sum()
     assert (per_model == (~receipts["warmup"]).sum()).all()
 
 
 def test_per_hop_table_adds_up(receipts, runs):
-    publishes = pd.concat([sweep.run_table(run, layout.PUBLISHES) for run in runs])
-    table = analysis.per_hop_table(receipts, publishes, {2000: 12.0, 100000: 12.0})
+    publishes = pd.concat([study_tables.run_table(run, layout.PUBLISHES) for run in runs])
+    table = hops.per_hop_table(receipts, publishes, {2000: 12.0, 100000: 12.0})
     small = table[table["size_bytes"] == 2000].set_index(["component", "hop"])["mean_ms"]
     assert small[("L_g", 0)] == pytest.approx(150, abs=2)
     assert small[("L_v", 1)] == 12.0
@@ -52,28 +53,28 @@ def test_per_hop_table_adds_up(receipts, runs):
 
 
 def test_first_hops_count_the_flood(receipts, runs):
-    sends = pd.concat([sweep.run_table(run, layout.SENDS) for run in runs])
-    first = analysis.first_hops(receipts, sends)
+    sends = pd.concat([study_tables.run_table(run, layout.SENDS) for run in runs])
+    first = hops.first_hops(receipts, sends)
     assert len(first) == 14
     assert (first["publisher_sent_to"] >= first["first_hop_receivers"]).all()
     assert (first["first_hop_receivers"] >= 1).all()
 
 
 def test_equation2_table_observes_measured_messages_only(runs, receipts):
-    from waku_shadow import config as cfg
+    from waku_shadow.configuration import loader
 
-    study = cfg.load(runs[0] / "config.yaml")
-    sends = pd.concat([sweep.run_table(run, layout.SENDS) for run in runs], ignore_index=True)
-    first = analysis.first_hops(receipts, sends)
-    table = analysis.equation2_table(study, receipts, first).set_index("size")
+    study = loader.load(runs[0] / "config.yaml")
+    sends = pd.concat([study_tables.run_table(run, layout.SENDS) for run in runs], ignore_index=True)
+    first = hops.first_hops(receipts, sends)
+    table = compare.equation2_table(study, receipts, first).set_index("size")
     measured = receipts[~receipts["warmup"]]
     assert table.loc["2 KB", "observed max"] == measured.loc[measured["size_bytes"] == 2000, "hop"].max()
     deeper_warmup = receipts.copy()
     deeper_warmup.loc[deeper_warmup["warmup"].idxmax(), "hop"] = 99  # a warm-up receipt far down a tree
-    assert analysis.equation2_table(study, deeper_warmup, first)["observed max"].max() < 99
+    assert compare.equation2_table(study, deeper_warmup, first)["observed max"].max() < 99
     deeper_measured = receipts.copy()
     deeper_measured.loc[(~deeper_measured["warmup"]).idxmax(), "hop"] = 99
-    assert analysis.equation2_table(study, deeper_measured, first)["observed max"].max() == 99
+    assert compare.equation2_table(study, deeper_measured, first)["observed max"].max() == 99
 
 
 def test_a_copy_sent_long_after_its_sender_had_it_was_pulled_by_gossip():
@@ -85,4 +86,4 @@ def test_a_copy_sent_long_after_its_sender_had_it_was_pulled_by_gossip():
         "publish_ns": [0] * 3, "received_ns": [80 * ms, 160 * ms, 960 * ms]})
     sends = pd.DataFrame({"msg_hash": ["m"] * 4, "sender": ["p", "a", "a", "a"], "to_host": ["a", "b", "c", "c"],
                           "sent_ns": [0, 80 * ms, 880 * ms, 900 * ms]})
-    assert analysis.pulled_by_gossip(receipts, sends).tolist() == [False, False, True]
+    assert gossip.pulled_by_gossip(receipts, sends).tolist() == [False, False, True]

@@ -6,12 +6,12 @@ import json
 import pandas as pd
 import pytest
 import yaml
-
-from waku_shadow import bench, layout
-from waku_shadow.errors import RunError
-
 from conftest import CONFIGS
 from recorded import RUN_2KB, parsed_copies
+
+from waku_shadow import layout
+from waku_shadow.cost import bench
+from waku_shadow.errors import RunError
 
 
 @pytest.fixture(scope="module")

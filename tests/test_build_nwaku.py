@@ -9,10 +9,11 @@ import subprocess
 import sys
 
 import pytest
-
-from waku_shadow import pipeline, stack
-
 from conftest import REPO
+
+from waku_shadow import checkout
+from waku_shadow.configuration import sources
+from waku_shadow.stack import builds
 
 SCRIPT = REPO / "scripts" / "build_nwaku.sh"
 TAG = "v0.37.1-beta"
@@ -121,22 +122,22 @@ def run_build_rule(tmp_path, *config):
     build_dir = tmp_path / "build"
     given = ["--config", f"resources={{build_dir: {build_dir}}}", *config]
     # the build folder is named after the tag, patches and flags, not after where the source comes from
-    study = pipeline.study_from_snakemake({"resources": {"build_dir": str(build_dir)}}, local_path=tmp_path / "no-local.yaml")
-    wakunode2 = pipeline.nwaku_build_dir(study) / "wakunode2"
+    study = sources.study_from_snakemake({"resources": {"build_dir": str(build_dir)}}, local_path=tmp_path / "no-local.yaml")
+    wakunode2 = builds.nwaku_build_dir(study) / "wakunode2"
     done = subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "1", "-s", str(workflow / "Snakefile"), str(wakunode2), *given],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
-        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(tmp_path / "no-local.yaml")},
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(tmp_path / "no-local.yaml")},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     arguments = (workflow / "scripts" / "arguments").read_text().splitlines()
-    identity = json.loads((wakunode2.parent / stack.IDENTITY).read_text())
+    identity = json.loads((wakunode2.parent / builds.IDENTITY).read_text())
     return arguments, identity, wakunode2.parent
 
 
 def test_the_build_rule_clones_the_pinned_tag_without_a_source_tree(tmp_path):
     arguments, identity, out = run_build_rule(tmp_path)
-    patches = [str(p) for p in stack.patches(TAG)]
+    patches = [str(p) for p in checkout.patches(TAG)]
     assert arguments == ["https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
     assert identity["built_from"] == f"https://github.com/waku-org/nwaku.git {TAG}"
 
@@ -144,6 +145,6 @@ def test_the_build_rule_clones_the_pinned_tag_without_a_source_tree(tmp_path):
 def test_the_build_rule_builds_a_configured_source_tree(tmp_path):
     source = tmp_path / "nwaku"
     arguments, identity, out = run_build_rule(tmp_path, f"stack={{nwaku: {{source: {source}}}}}")
-    patches = [str(p) for p in stack.patches(TAG)]
+    patches = [str(p) for p in checkout.patches(TAG)]
     assert arguments == ["--source", str(source), "https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
     assert identity["built_from"] == str(source)

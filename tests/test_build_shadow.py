@@ -3,7 +3,6 @@
 import subprocess
 
 import pytest
-
 from conftest import REPO
 
 SCRIPT = REPO / "scripts" / "build_shadow.sh"

@@ -1,11 +1,11 @@
 """The library finds the repository it works from, or says it cannot."""
 
 import pytest
-
-from waku_shadow import checkout, stack
-from waku_shadow.errors import StackError
-
 from conftest import REPO
+
+from waku_shadow import checkout
+from waku_shadow.errors import StackError
+from waku_shadow.stack import builds
 
 
 def test_the_checkout_is_found_from_the_package():
@@ -15,24 +15,24 @@ def test_the_checkout_is_found_from_the_package():
 def test_an_install_without_its_repository_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv(checkout.REPOSITORY_ENV, str(tmp_path))
     with pytest.raises(StackError, match="repository not found .* install it from a checkout"):
-        stack.patches("v0.37.1-beta")
+        checkout.patches("v0.37.1-beta")
 
 
 def test_patches_come_per_nwaku_tag():
-    names = [p.name for p in stack.patches("v0.37.1-beta")]
+    names = [p.name for p in checkout.patches("v0.37.1-beta")]
     assert names == sorted(names) and names[0].startswith("0001-")
     assert "0008-message-lines-at-notice.patch" in names  # v0.37 logs the relay's lines at DEBUG
-    assert "0008-message-lines-at-notice.patch" not in [p.name for p in stack.patches("v0.36.0")]
+    assert "0008-message-lines-at-notice.patch" not in [p.name for p in checkout.patches("v0.36.0")]
 
 
 def test_a_tag_without_patches_names_the_tags_that_have_them():
     with pytest.raises(StackError, match="no patches for nwaku v9.9.9 .* carries patches for v0.36.0, v0.37.1-beta"):
-        stack.patches("v9.9.9")
+        checkout.patches("v9.9.9")
 
 
 def test_the_build_folder_names_the_memory_settings():
-    patches = stack.patches("v0.37.1-beta")
-    orc = stack.nwaku_build_name("v0.37.1-beta", "orc", "malloc", patches)
+    patches = checkout.patches("v0.37.1-beta")
+    orc = builds.nwaku_build_name("v0.37.1-beta", "orc", "malloc", patches)
     assert orc.startswith("v0.37.1-beta-orc-malloc-patches-")
-    assert stack.nwaku_build_name("v0.37.1-beta", "refc", "nim", patches) != orc
-    assert stack.nwaku_build_name("v0.37.1-beta", "orc", "malloc", patches, ["NIMFLAGS=-d:x"]) != orc
+    assert builds.nwaku_build_name("v0.37.1-beta", "refc", "nim", patches) != orc
+    assert builds.nwaku_build_name("v0.37.1-beta", "orc", "malloc", patches, ["NIMFLAGS=-d:x"]) != orc

@@ -1,20 +1,15 @@
 import pytest
 import yaml
-
-from waku_shadow import config as cfg
-
-from waku_shadow import schema
-
-from waku_shadow.study import merge
-from waku_shadow import pipeline
-from waku_shadow.errors import ConfigError
-
 from conftest import CONFIGS
+
+from waku_shadow.configuration import loader, schema, sources
+from waku_shadow.configuration.study import merge
+from waku_shadow.errors import ConfigError
 
 
 @pytest.mark.parametrize("name", ["default", "paper", "paper-calibrated", "research-issue", "load"])
 def test_shipped_configs_are_valid(name):
-    study = cfg.load(CONFIGS / f"{name}.yaml")
+    study = loader.load(CONFIGS / f"{name}.yaml")
     assert study.name == name
     assert study.run_ids()
 
@@ -32,8 +27,8 @@ def test_shipped_configs_are_valid(name):
     ],
 )
 def test_shipped_overlays_change_only_what_they_say(overlay, changed):
-    paper = cfg.load(CONFIGS / "paper.yaml")
-    laid_over = cfg.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
+    paper = loader.load(CONFIGS / "paper.yaml")
+    laid_over = loader.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_poll_once_per_burst",
                                  "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources",
                                  "tcp_slow_start_after_idle", "shim_memory_syscalls")
@@ -43,8 +38,8 @@ def test_shipped_overlays_change_only_what_they_say(overlay, changed):
 
 
 def test_ten_publishers_overlay_changes_only_the_publishers():
-    paper = cfg.load(CONFIGS / "paper.yaml").study_config()
-    text_reading = cfg.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml").study_config()
+    paper = loader.load(CONFIGS / "paper.yaml").study_config()
+    text_reading = loader.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml").study_config()
     assert text_reading.pop("study") == "paper-ten-publishers"
     assert text_reading["traffic"].pop("publishers") == 10
     assert text_reading["traffic"].pop("messages_per_publisher") == 1
@@ -55,12 +50,12 @@ def test_ten_publishers_overlay_changes_only_the_publishers():
 
 
 def test_merge_pages_overlay_asks_for_merged_pages():
-    assert not cfg.load(CONFIGS / "paper.yaml").resources.merge_identical_pages
-    assert cfg.load(CONFIGS / "paper.yaml", CONFIGS / "merge-pages.yaml").resources.merge_identical_pages
+    assert not loader.load(CONFIGS / "paper.yaml").resources.merge_identical_pages
+    assert loader.load(CONFIGS / "paper.yaml", CONFIGS / "merge-pages.yaml").resources.merge_identical_pages
 
 
 def test_paper_config_is_the_papers_study():
-    study = cfg.load(CONFIGS / "paper.yaml")
+    study = loader.load(CONFIGS / "paper.yaml")
     assert (study.nodes, study.peers_per_node, study.gossipsub.effective()["d"]) == (1000, 25, 6)
     assert study.latency_ns == 150_000_000
     assert (study.bandwidth_up_bps, study.bandwidth_down_bps) == (100_000_000, 100_000_000)
@@ -73,12 +68,12 @@ def test_default_config_states_every_key_with_its_default():
     """configs/default.yaml shows every study key (machine sections live in local.yaml), each with the
     value the schema gives a study that leaves it out."""
     written = yaml.safe_load((CONFIGS / "default.yaml").read_text())
-    defaults = cfg.resolve({"study": "default"}).study_config()
+    defaults = loader.resolve({"study": "default"}).study_config()
     assert written.keys() == defaults.keys()
     for section, values in defaults.items():
         if isinstance(values, dict):
             assert written[section].keys() == values.keys(), section
-    assert cfg.load(CONFIGS / "default.yaml").study_config() == defaults
+    assert loader.load(CONFIGS / "default.yaml").study_config() == defaults
 
 
 def test_slow_start_after_idle_is_upstream_shadows_behaviour_unless_asked(small_study):
@@ -86,7 +81,7 @@ def test_slow_start_after_idle_is_upstream_shadows_behaviour_unless_asked(small_
     assert spec["type"] == "boolean" and spec["default"] is False
     assert "shadow/patches/0001-tcp-slow-start-after-idle.patch" in spec["description"]
     assert small_study.tcp_slow_start_after_idle is False
-    asked = cfg.resolve(merge(small_study.study_config(), {"network": {"tcp_slow_start_after_idle": True}}))
+    asked = loader.resolve(merge(small_study.study_config(), {"network": {"tcp_slow_start_after_idle": True}}))
     assert asked.tcp_slow_start_after_idle is True
 
 
@@ -123,47 +118,47 @@ def test_stop_time_is_derived_from_the_schedule(small_study):
 def test_bad_configs_name_the_problem(override, message):
     raw = merge({"study": "bad"}, override)
     with pytest.raises(ConfigError) as error:
-        cfg.resolve(raw, source="bad.yaml")
+        loader.resolve(raw, source="bad.yaml")
     assert any(line.strip().startswith(f"bad.yaml: {message}") for line in str(error.value).splitlines()), str(error.value)
 
 
 def test_platform_sets_both_delays():
-    study = cfg.resolve({"study": "x", "rln": {"platform": "Digital Ocean 8GB/4CPU", "proof_generation": None, "verification": None}})
+    study = loader.resolve({"study": "x", "rln": {"platform": "Digital Ocean 8GB/4CPU", "proof_generation": None, "verification": None}})
     assert (study.rln.proof_generation_ns, study.rln.verification_ns) == (276_300_000, 4_500_000)
 
 
 def test_size_dependent_verification():
-    study = cfg.resolve({"study": "x", "rln": {"verification": "4 ms", "verification_per_byte": "25 ns"}})
+    study = loader.resolve({"study": "x", "rln": {"verification": "4 ms", "verification_per_byte": "25 ns"}})
     assert study.rln.verification_delay_ns(500_000) == 4_000_000 + 12_500_000
 
 
 def test_missing_config_file(tmp_path):
     with pytest.raises(ConfigError, match="no such config file"):
-        cfg.load(tmp_path / "nope.yaml")
+        loader.load(tmp_path / "nope.yaml")
 
 
 def test_local_config_holds_only_machine_sections(tmp_path):
     local = tmp_path / "local.yaml"
     local.write_text("stack:\n  curl: /usr/bin/curl\nnetwork:\n  nodes: 3\n")
     with pytest.raises(ConfigError, match="move 'network' into the study config"):
-        pipeline.read_local(local)
+        sources.read_local(local)
 
 
 def test_snakemake_config_falls_back_to_default_and_merges_local(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     local = tmp_path / "local.yaml"
     local.write_text("stack:\n  shadow:\n    binary: tools/shadow/bin/shadow\n")
-    study = pipeline.study_from_snakemake({}, local_path=local)
+    study = sources.study_from_snakemake({}, local_path=local)
     assert study.name == "default"
     assert study.stack.shadow_binary == str(tmp_path / "tools/shadow/bin/shadow")
-    paper = pipeline.study_from_snakemake(yaml.safe_load((CONFIGS / "paper.yaml").read_text()), local_path=local)
+    paper = sources.study_from_snakemake(yaml.safe_load((CONFIGS / "paper.yaml").read_text()), local_path=local)
     assert paper.nodes == 1000 and paper.stack.shadow_binary == str(tmp_path / "tools/shadow/bin/shadow")
 
 
 def test_run_config_has_one_size(small_study):
     run = small_study.run_config("n12-size25000B-seed7")
     assert run["traffic"]["message_sizes"] == [25000]
-    assert cfg.resolve(run).run_ids() == ["n12-size25000B-seed7"]
+    assert loader.resolve(run).run_ids() == ["n12-size25000B-seed7"]
 
 
 def test_unknown_run_is_named(small_study):
@@ -180,7 +175,7 @@ def sweep_study(**overrides):
         "network": {"nodes": 16, "peers_per_node": 4, "latency": "50 ms"},
         "traffic": {"message_sizes": ["1 B", "10 KB"]},
     }
-    return cfg.resolve(merge(raw, overrides))
+    return loader.resolve(merge(raw, overrides))
 
 
 def test_sweep_expands_to_one_run_per_value_size_and_seed():
@@ -194,18 +189,18 @@ def test_sweep_expands_to_one_run_per_value_size_and_seed():
 
 def test_a_sweep_point_is_a_study_of_one_run():
     study = sweep_study()
-    point = cfg.resolve(study.run_config("d3-n16-size10000B-seed4"))
+    point = loader.resolve(study.run_config("d3-n16-size10000B-seed4"))
     assert point.run_ids() == ["d3-n16-size10000B-seed4"]
     # d_low and d_high follow d with nwaku's offsets, d_low at least 1
     assert point.gossipsub.effective() == {"d": 3, "d_low": 1, "d_high": 5, "d_lazy": 6}
     assert (point.seed, point.repetitions, point.message_sizes) == (4, 1, (10000,))
     # the run folder's config resolves to the same run again
-    assert cfg.resolve(point.resolved).run_ids() == point.run_ids()
+    assert loader.resolve(point.resolved).run_ids() == point.run_ids()
 
 
 def test_sweeping_other_parameters():
     study = sweep_study(sweep={"parameter": "traffic.messages_per_publisher", "values": [1, 16]}, repetitions=1)
-    point = cfg.resolve(study.run_config("messages_per_publisher16-n16-size1B-seed3"))
+    point = loader.resolve(study.run_config("messages_per_publisher16-n16-size1B-seed3"))
     assert point.messages_per_publisher == 16
     assert point.gossipsub.effective()["d"] == 6
 
@@ -213,12 +208,12 @@ def test_sweeping_other_parameters():
 def test_sweeping_the_interval_sweeps_the_load_in_milliseconds(tmp_path):
     study = sweep_study(sweep={"parameter": "traffic.interval", "values": [1000, 20]}, repetitions=1)
     assert study.run_ids()[-1] == "interval_ms20-n16-size10000B-seed3"
-    point = cfg.resolve(study.run_config("interval_ms20-n16-size10000B-seed3"))
+    point = loader.resolve(study.run_config("interval_ms20-n16-size10000B-seed3"))
     assert point.interval_ns == 20_000_000
     assert point.stop_time_ns == point.bootstrap_ns + (point.messages_per_run - 1) * 20_000_000 + point.drain_ns
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(study.run_config("interval_ms20-n16-size10000B-seed3")))
-    assert cfg.load(path).interval_ns == 20_000_000  # the run folder's config loads again
+    assert loader.load(path).interval_ns == 20_000_000  # the run folder's config loads again
 
 
 @pytest.mark.parametrize(
@@ -243,17 +238,17 @@ def test_a_resolved_sweep_study_loads_again(tmp_path):
     """The workflow writes the resolved study (defaults filled in) and reads it back."""
     for study in (sweep_study(), sweep_study(sweep={"parameter": "traffic.messages_per_publisher", "values": [1, 16]})):
         path = tmp_path / "study.yaml"
-        path.write_text(cfg.dump_study(study))
-        assert cfg.load(path).run_ids() == study.run_ids()
+        path.write_text(loader.dump_study(study))
+        assert loader.load(path).run_ids() == study.run_ids()
         run = study.run_ids()[-1]
         path.write_text(yaml.safe_dump(study.run_config(run)))
-        assert cfg.load(path).run_ids() == [run]
+        assert loader.load(path).run_ids() == [run]
 
 
 def test_machine_paths_are_absolute_where_the_config_is_read(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    study = cfg.resolve({
+    study = loader.resolve({
         "study": "paths",
         "stack": {"shadow": {"binary": "build/shadow/bin/shadow"},
                   "nwaku": {"source": "~/nwaku", "path_prepend": ["~/nim/bin"]}, "curl": "~/bin/curl"},
@@ -264,12 +259,12 @@ def test_machine_paths_are_absolute_where_the_config_is_read(tmp_path, monkeypat
     assert study.stack.nwaku_path_prepend == (str(tmp_path / "home" / "nim" / "bin"),)
     assert study.stack.curl == str(tmp_path / "home" / "bin" / "curl")
     assert study.resources.results_dir == str(tmp_path / "home" / "results")
-    assert cfg.resolve({"study": "paths"}).stack.curl == "curl"  # a command name stays one
+    assert loader.resolve({"study": "paths"}).stack.curl == "curl"  # a command name stays one
 
 
 def test_every_schema_problem_is_named_at_once():
     with pytest.raises(ConfigError) as error:
-        cfg.resolve({"study": "x", "netwrk": {}, "network": {"nodes": 0, "peer_per_node": 3}, "seed": "one"})
+        loader.resolve({"study": "x", "netwrk": {}, "network": {"nodes": 0, "peer_per_node": 3}, "seed": "one"})
     lines = str(error.value).splitlines()
     assert lines[0] == "4 problems:"
     assert sorted(lines[1:]) == [
@@ -285,17 +280,17 @@ def test_a_typo_in_the_local_config_is_named_there(tmp_path):
     local = tmp_path / "local.yaml"
     local.write_text("resources:\n  memory_flor: 2 GiB\n")
     with pytest.raises(ConfigError, match=rf"^{local}: unknown key 'resources.memory_flor' \(known keys here: memory_floor,"):
-        pipeline.study_from_snakemake({}, local_path=local)
+        sources.study_from_snakemake({}, local_path=local)
 
 
 def test_each_problem_is_named_with_the_layer_that_set_its_key():
     layers = [
-        cfg.Layer("configs/default.yaml", {"study": "x", "network": {"nodes": 10, "peers_per_node": 3}}),
-        cfg.Layer("mine.yaml", {"network": {"latency": "5 parsecs"}, "traffic": {"message_sizes": ["2 KB", "2 KB"]}}),
-        cfg.Layer("--config", {"network": {"nodes": 3}}),
+        loader.Layer("configs/default.yaml", {"study": "x", "network": {"nodes": 10, "peers_per_node": 3}}),
+        loader.Layer("mine.yaml", {"network": {"latency": "5 parsecs"}, "traffic": {"message_sizes": ["2 KB", "2 KB"]}}),
+        loader.Layer("--config", {"network": {"nodes": 3}}),
     ]
     with pytest.raises(ConfigError) as error:
-        cfg.resolve_layers(layers)
+        loader.resolve_layers(layers)
     assert str(error.value).splitlines()[1:] == [
         "  configs/default.yaml: network.peers_per_node: 3 must be less than network.nodes (3)",
         "  the default: traffic.publishers: 5 is more than network.nodes (3)",
@@ -310,10 +305,10 @@ def test_each_problem_is_named_with_the_layer_that_set_its_key():
 def test_a_d_no_node_can_reach_is_refused(topology, nodes, d, most):
     network = {"nodes": nodes, "topology": topology, **({"peers_per_node": 3} if topology == "random" else {})}
     with pytest.raises(ConfigError, match=rf"^config: gossipsub.d: {d} mesh peers cannot exist: {most}$"):
-        cfg.resolve({"study": "x", "network": network, "gossipsub": {"d": d, "d_low": 1, "d_high": d + 2},
+        loader.resolve({"study": "x", "network": network, "gossipsub": {"d": d, "d_low": 1, "d_high": d + 2},
                      "traffic": {"publishers": 1}})
     # nwaku's own D (unset) is not the study's claim: a small network simply has a smaller mesh
-    assert cfg.resolve({"study": "x", "network": network, "traffic": {"publishers": 1}}).gossipsub.d is None
+    assert loader.resolve({"study": "x", "network": network, "traffic": {"publishers": 1}}).gossipsub.d is None
 
 
 def test_command_line_config_values_are_read_as_yaml():
@@ -321,16 +316,16 @@ def test_command_line_config_values_are_read_as_yaml():
         configfiles = [CONFIGS / "paper.yaml"]
         config_args = ["network={nodes: 30, latency: 10 ms}", "seed=3", "traffic={message_sizes: [2 KB]}"]
         config = {}
-    layers = pipeline.command_line_layers(Settings)
+    layers = sources.command_line_layers(Settings)
     assert [layer.source for layer in layers] == [str(CONFIGS / "paper.yaml"), "--config"]
     assert layers[1].values == {"network": {"nodes": 30, "latency": "10 ms"}, "seed": 3, "traffic": {"message_sizes": ["2 KB"]}}
-    study = pipeline.study_from_snakemake({}, Settings, local_path=CONFIGS / "no-such-local.yaml")
+    study = sources.study_from_snakemake({}, Settings, local_path=CONFIGS / "no-such-local.yaml")
     assert (study.name, study.nodes, study.latency_ns, study.seed) == ("paper", 30, 10_000_000, 3)
 
 
 def test_by_size_names_what_is_wrong_with_a_size_s_settings():
     with pytest.raises(ConfigError) as error:
-        cfg.resolve({"study": "x", "traffic": {"message_sizes": ["2 KB", "25 KB"]},
+        loader.resolve({"study": "x", "traffic": {"message_sizes": ["2 KB", "25 KB"]},
                      "sweep": {"parameter": "gossipsub.d", "values": [4, 6]},
                      "by_size": {"3 KB": {"network": {"latency": "75 ms"}}, "2 KB": {"network": {"nodes": 3}},
                                  "25 KB": {"gossipsub": {"d": 8}}, "25000 B": {"network": {"latency": "5 parsecs"}}}})
@@ -346,5 +341,5 @@ def test_by_size_names_what_is_wrong_with_a_size_s_settings():
 def test_a_setting_the_tags_patches_do_not_read_is_refused():
     with pytest.raises(ConfigError, match=r"^config: libp2p.stream_muxer: nwaku v0.36.0 does not read it: "
                                           r"nwaku-patches/v0.36.0/ has no patch 0013$"):
-        cfg.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}, "stack": {"nwaku": {"tag": "v0.36.0"}}})
-    assert cfg.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}}).stream_muxer == "mplex"
+        loader.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}, "stack": {"nwaku": {"tag": "v0.36.0"}}})
+    assert loader.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}}).stream_muxer == "mplex"

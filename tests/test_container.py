@@ -8,7 +8,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import REPO
 
 DOCKERFILE = (REPO / "Dockerfile").read_text()

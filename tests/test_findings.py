@@ -1,12 +1,14 @@
 """The docs' generated tables, written from recorded real runs and the committed benchmark records."""
 
 import pytest
-
-from waku_shadow import cli, findings, layout, runner
-
 from conftest import REPO
 from recorded import CASCADE_RUNS, RUNS, parsed_copies
 from test_paper_page import study_in
+
+from waku_shadow import cli, layout
+from waku_shadow.cost import cost_model
+from waku_shadow.report import docs_tables
+from waku_shadow.run import run_stats
 
 DOC = """# Findings
 
@@ -38,7 +40,7 @@ def results(tmp_path):
 
 
 def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, tmp_path, monkeypatch):
-    monkeypatch.setattr(findings, "PAPER_NODES", 16)  # the recorded runs' network stands in for the paper's
+    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)  # the recorded runs' network stands in for the paper's
     doc = tmp_path / "findings.md"
     doc.write_text(DOC)
     assert cli.main(["docs-tables", str(doc), "--results", str(results), "--bench", str(REPO / "bench")]) == 0
@@ -46,15 +48,15 @@ def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, 
     assert "Intro kept." in text and "old table" not in text
     assert "**recorded** (n16-size2000B-seed11, n16-size100000B-seed11):" in text
     assert "| 2 KB | 356 / " in text  # the paper's 2 KB minimum beside ours
-    assert findings.tables(results, REPO / "bench")["distances-in-brief"]["recorded"].startswith(
+    assert docs_tables.tables(results, REPO / "bench")["distances-in-brief"]["recorded"].startswith(
         "**recorded**: KS 0.")
-    assert "at 2 KB (1 seed)" in findings.tables(results, REPO / "bench")["distances-in-brief"]["recorded"]
+    assert "at 2 KB (1 seed)" in docs_tables.tables(results, REPO / "bench")["distances-in-brief"]["recorded"]
     assert "old cascade table" in text  # no cascade study in these results
     assert "**recorded**:" in text
     for run in RUNS:
         assert f"| {run.name} |" in text and "| validated |" in text
     assert "scaling-paper-10000B" in text  # bench/scaling-*.json
-    again, kept = findings.fill(text, findings.tables(results, REPO / "bench"), "doc")
+    again, kept = docs_tables.fill(text, docs_tables.tables(results, REPO / "bench"), "doc")
     assert again == text and kept == ["table3"]
 
 
@@ -63,22 +65,22 @@ def test_a_cascade_fills_table3(tmp_path):
     study = study_in("recorded-cascade", results)
     parsed_copies(CASCADE_RUNS, results / study.name / layout.RUNS)
     (results / study.name / layout.STUDY_CONFIG).write_text((REPO / "tests/data/recorded-cascade.yaml").read_text())
-    table = findings.tables(results, tmp_path)["table3"]["recorded-cascade"]
+    table = docs_tables.tables(results, tmp_path)["table3"]["recorded-cascade"]
     assert table.startswith("**recorded-cascade** (TCP slow start after idle off;")
     assert "| L_t |" in table
 
 
 def test_a_study_without_results_here_keeps_its_section(results, tmp_path, monkeypatch):
-    monkeypatch.setattr(findings, "PAPER_NODES", 16)
+    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
     doc = tmp_path / "findings.md"
     doc.write_text("<!-- generated: table5 -->\n**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |\n\n"
                    "**recorded** (stale):\n\n| stale row |\n<!-- /generated -->\n")
-    text, kept = findings.fill(doc.read_text(), findings.tables(results, REPO / "bench"), str(doc))
+    text, kept = docs_tables.fill(doc.read_text(), docs_tables.tables(results, REPO / "bench"), str(doc))
     assert kept == ["table5: paper"]
     assert "**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |" in text  # another machine's study, as it was
     assert "stale row" not in text and "**recorded** (n16-size2000B-seed11" in text
     assert text.index("**paper**") < text.index("**recorded**")  # the block's order is kept
-    assert findings.fill(text, findings.tables(results, REPO / "bench"), str(doc))[0] == text
+    assert docs_tables.fill(text, docs_tables.tables(results, REPO / "bench"), str(doc))[0] == text
 
 
 def test_an_unknown_block_is_named(results, tmp_path):
@@ -89,32 +91,32 @@ def test_an_unknown_block_is_named(results, tmp_path):
 
 
 def test_table5_is_only_of_the_papers_network(results):
-    assert findings.tables(results, results)["table5"] is None  # 16 nodes, not the paper's 1000
+    assert docs_tables.tables(results, results)["table5"] is None  # 16 nodes, not the paper's 1000
 
 
 def test_a_studys_simulations_say_how_they_shared_the_machine(tmp_path):
     def run(name, started_utc, wall_seconds):
         run_dir = tmp_path / name
         run_dir.mkdir()
-        runner.RunStats(status="completed", wall_seconds=wall_seconds, peak_memory_bytes=0, min_available_bytes=0,
+        run_stats.RunStats(status="completed", wall_seconds=wall_seconds, peak_memory_bytes=0, min_available_bytes=0,
                         memory_floor_bytes=0, simulated_reached="", simulated_end="", shadow_exit_code=0,
                         failed_processes=[], started_utc=started_utc).write(run_dir, None)
         return run_dir
 
     overlapping = [run("a", "2026-11-25T03:00:00.000+00:00", 10.0), run("b", "2026-11-25T03:00:05.000+00:00", 10.0)]
-    assert findings.simulation_span(overlapping) == (
+    assert docs_tables.simulation_span(overlapping) == (
         "2 simulations, 20 s of run wall time in 15 s from the first start to the last finish (1.3 at once on average)")
-    assert findings.simulation_span([*overlapping, run("recorded-before", None, 3.0)]) is None
+    assert docs_tables.simulation_span([*overlapping, run("recorded-before", None, 3.0)]) is None
 
 
 def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, monkeypatch):
-    monkeypatch.setattr(findings, "PAPER_NODES", 16)
-    stats = {run.name: runner.read_stats(results / "recorded" / layout.RUNS / run.name) for run in RUNS}
-    block = findings.tables(results, REPO / "bench")["paper-cost"]["recorded"]
+    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
+    stats = {run.name: run_stats.read_stats(results / "recorded" / layout.RUNS / run.name) for run in RUNS}
+    block = docs_tables.tables(results, REPO / "bench")["paper-cost"]["recorded"]
     assert block.startswith("**recorded** (2 validated runs; ")
     assert "| size | runs | wall time | peak memory | largest N here (22 GiB) | largest N in 250 GiB |" in block
     small = stats["n16-size2000B-seed11"]
     assert f"| 2 KB | 1 | {small.wall_seconds:.0f} s | {small.peak_memory_bytes / 2**30:.1f} GiB (machine) |" in block
-    law = findings.cost.read(REPO / "bench/cost-law.json")
-    assert f"| {findings.cost.largest_nodes(law, 100_000, 250):,} |" in block.splitlines()[-1]
-    assert findings.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"
+    law = cost_model.read(REPO / "bench/cost-law.json")
+    assert f"| {cost_model.largest_nodes(law, 100_000, 250):,} |" in block.splitlines()[-1]
+    assert docs_tables.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"

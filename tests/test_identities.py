@@ -1,6 +1,6 @@
 import pytest
 
-from waku_shadow import identities as ids
+from waku_shadow.render import identities as ids
 
 # nodekey -> peer ID pairs printed by real nwaku (docs/tutorial/rln-chat2-local-test.md
 # in waku-org/nwaku: each node's --nodekey and the /p2p/ address it listens on).

@@ -4,15 +4,15 @@ import math
 
 import pandas as pd
 import pytest
-
-from waku_shadow import config as cfg, load
-from waku_shadow.study import merge
-
 from conftest import CONFIGS
 
+from waku_shadow.analyse import load_study
+from waku_shadow.configuration import loader
+from waku_shadow.configuration.study import merge
 
-def load_study(**overrides):
-    return cfg.resolve(merge(cfg.read_yaml(CONFIGS / "load.yaml"), overrides))
+
+def the_load_study(**overrides):
+    return loader.resolve(merge(loader.read_yaml(CONFIGS / "load.yaml"), overrides))
 
 
 def runs_at(rates, p95, delivery, size=100_000, net_bytes=None):
@@ -26,38 +26,38 @@ def runs_at(rates, p95, delivery, size=100_000, net_bytes=None):
 
 
 def test_the_knee_is_the_first_rate_where_p95_doubles():
-    study = load_study()
-    points = load.load_points(runs_at([1, 10, 50, 100], [500, 900, 1100, 3000], [1, 1, 1, 1]), study)
-    (knee,) = load.knees(points).itertuples()
+    study = the_load_study()
+    points = load_study.load_points(runs_at([1, 10, 50, 100], [500, 900, 1100, 3000], [1, 1, 1, 1]), study)
+    (knee,) = load_study.knees(points).itertuples()
     assert (knee.knee_rate, knee.last_good_rate, knee.broken_by) == (50, 10, "latency")
 
 
 def test_a_loss_breaks_delivery_before_latency():
-    study = load_study()
-    points = load.load_points(runs_at([1, 10, 50], [500, 600, 700], [1, 0.98, 0.5]), study)
-    (knee,) = load.knees(points).itertuples()
+    study = the_load_study()
+    points = load_study.load_points(runs_at([1, 10, 50], [500, 600, 700], [1, 0.98, 0.5]), study)
+    (knee,) = load_study.knees(points).itertuples()
     assert (knee.knee_rate, knee.broken_by, knee.delivery_at_knee) == (10, "delivery", 0.98)
 
 
 def test_no_knee_is_said_as_such():
-    study = load_study()
-    points = load.load_points(runs_at([1, 10], [500, 600], [1, 1]), study)
-    (knee,) = load.knees(points).itertuples()
+    study = the_load_study()
+    points = load_study.load_points(runs_at([1, 10], [500, 600], [1, 1]), study)
+    (knee,) = load_study.knees(points).itertuples()
     assert math.isnan(knee.knee_rate) and knee.last_good_rate == 10
-    (sentence,) = load.knee_sentences(load.knees(points), lambda size: f"{size // 1000} KB")
+    (sentence,) = load_study.knee_sentences(load_study.knees(points), lambda size: f"{size // 1000} KB")
     assert sentence.startswith("- 100 KB: no knee up to 10 messages/s")
 
 
 def test_uplink_demand_is_bytes_sent_per_second_of_publishing_over_capacity():
-    study = load_study()
+    study = the_load_study()
     # 102 messages at 10/s publish for 10.2 s; 100 nodes x 100 Mbit = 1.25e9 bytes/s of uplink in all
     sent_at_capacity = 1.25e9 * 10.2
-    points = load.load_points(runs_at([10], [500], [1], net_bytes=[2 * sent_at_capacity]), study)
+    points = load_study.load_points(runs_at([10], [500], [1], net_bytes=[2 * sent_at_capacity]), study)
     assert points["uplink_demand"].item() == pytest.approx(1.0)
 
 
 def test_repetitions_are_averaged_per_size_and_rate():
-    study = load_study()
+    study = the_load_study()
     runs = pd.concat([runs_at([1, 10], [500, 600], [1, 1]), runs_at([1, 10], [700, 800], [1, 0.9])])
-    points = load.load_points(runs, study)
+    points = load_study.load_points(runs, study)
     assert points["latency_p95_ms"].tolist() == [600, 700] and points["delivery"].tolist() == [1, 0.95]

@@ -5,20 +5,21 @@ import re
 import pandas as pd
 import pytest
 import yaml
-
-from waku_shadow import analysis, locations, model, shadow_config
-from waku_shadow import config as cfg
-from waku_shadow.errors import ConfigError
-
 from conftest import CONFIGS, REPO
 from recorded import CASCADE_RUNS, parsed_copies
+
+from waku_shadow.analyse import model, residuals
+from waku_shadow.configuration import loader, rtt_matrix
+from waku_shadow.errors import ConfigError
+from waku_shadow.paper import compare
+from waku_shadow.render import locations, plan, run_folder
 
 TABLE2 = REPO / "data" / "paper" / "table2_rtt_ms.csv"
 CITIES = ["Singapore", "Bangalore", "San Francisco", "New York", "Frankfurt"]
 
 
 def test_table2_matrix_is_symmetric_in_ns_with_both_directions_averaged():
-    matrix = locations.read_rtt_matrix(TABLE2, same_location_rtt_ns=2_000_000)
+    matrix = rtt_matrix.read_rtt_matrix(TABLE2, same_location_rtt_ns=2_000_000)
     assert sorted(matrix.names) == sorted(CITIES)
     # Bangalore -> Frankfurt 136 ms, Frankfurt -> Bangalore 132 ms
     assert matrix.rtt("Bangalore", "Frankfurt") == matrix.rtt("Frankfurt", "Bangalore") == 134_000_000
@@ -27,7 +28,7 @@ def test_table2_matrix_is_symmetric_in_ns_with_both_directions_averaged():
     for a in CITIES:
         for b in CITIES:
             assert matrix.rtt(a, b) > 0
-    assert locations.one_way_ns(matrix, "Singapore", "Frankfurt", 0.5) == 79_750_000
+    assert rtt_matrix.one_way_ns(matrix, "Singapore", "Frankfurt", 0.5) == 79_750_000
 
 
 def write_matrix(tmp_path, rows: str):
@@ -39,7 +40,7 @@ def write_matrix(tmp_path, rows: str):
 def test_a_missing_pair_is_named(tmp_path):
     path = write_matrix(tmp_path, "A,B,10\nB,C,20\n")
     with pytest.raises(ConfigError, match="no RTT between 'A' and 'C' in either direction"):
-        locations.read_rtt_matrix(path, 1_000_000)
+        rtt_matrix.read_rtt_matrix(path, 1_000_000)
 
 
 @pytest.mark.parametrize(
@@ -48,11 +49,11 @@ def test_a_missing_pair_is_named(tmp_path):
 )
 def test_bad_rtts_are_named(tmp_path, rows, message):
     with pytest.raises(ConfigError, match=message):
-        locations.read_rtt_matrix(write_matrix(tmp_path, rows), 1_000_000)
+        rtt_matrix.read_rtt_matrix(write_matrix(tmp_path, rows), 1_000_000)
 
 
 def test_a_row_for_a_location_itself_overrides_the_default(tmp_path):
-    matrix = locations.read_rtt_matrix(write_matrix(tmp_path, "A,B,10\nA,A,4\n"), 1_000_000)
+    matrix = rtt_matrix.read_rtt_matrix(write_matrix(tmp_path, "A,B,10\nA,A,4\n"), 1_000_000)
     assert (matrix.rtt("A", "A"), matrix.rtt("B", "B")) == (4_000_000, 1_000_000)
 
 
@@ -73,7 +74,7 @@ def test_quotas_give_remainders_to_the_largest_fractions():
 
 
 def test_graph_is_complete_with_self_loops_and_one_attribute_per_line():
-    matrix = locations.read_rtt_matrix(TABLE2, 2_000_000)
+    matrix = rtt_matrix.read_rtt_matrix(TABLE2, 2_000_000)
     text = locations.gml(matrix, CITIES, 0.5, 100_000_000, 50_000_000, 0.0)
     assert text.count("node [") == 5 and text.count("edge [") == 15
     edges = re.findall(r"source (\d+)\n\s+target (\d+)\n\s+latency \"([^\"]+)\"", text)
@@ -87,12 +88,12 @@ def test_graph_is_complete_with_self_loops_and_one_attribute_per_line():
 
 
 def test_shipped_location_studies_resolve():
-    multihost = cfg.load(CONFIGS / "multihost.yaml")
+    multihost = loader.load(CONFIGS / "multihost.yaml")
     assert multihost.topology == "cascade" and multihost.nodes == 5
-    assert multihost.locations.of_nodes(5, multihost.seed) == CITIES
+    assert plan.plan(multihost, 2000).node_locations == CITIES
     assert multihost.latency_ns is None and multihost.resolved["network"]["peers_per_node"] is None
-    world = cfg.load(CONFIGS / "world.yaml")
-    assert sorted(pd.Series(world.locations.of_nodes(1000, world.seed)).value_counts()) == [200] * 5
+    world = loader.load(CONFIGS / "world.yaml")
+    assert sorted(pd.Series(plan.plan(world, 2000).node_locations).value_counts()) == [200] * 5
 
 
 def location_study(**network):
@@ -123,14 +124,14 @@ def location_study(**network):
 )
 def test_location_config_errors_name_the_key(network, message):
     with pytest.raises(ConfigError, match=message):
-        cfg.resolve(location_study(**network))
+        loader.resolve(location_study(**network))
 
 
 def test_cascade_renders_a_line_over_the_cities(tmp_path):
-    study = cfg.resolve(location_study())
-    run = shadow_config.plan(study, 2000)
+    study = loader.resolve(location_study())
+    run = plan.plan(study, 2000)
     assert {m.publisher for m in run.messages} == {0}
-    shadow_config.render(run, tmp_path, "bin/wakunode2", "curl")
+    run_folder.render(run, tmp_path, "bin/wakunode2", "curl")
     rendered = yaml.safe_load((tmp_path / "shadow.yaml").read_text())
     assert rendered["network"]["use_shortest_path"] is False
     graph_ids = [host["network_node_id"] for host in rendered["hosts"].values()]
@@ -155,7 +156,7 @@ def test_recorded_cascade_travels_the_line(cascade_runs):
 
 
 def test_table3_shape_from_the_recorded_cascade(cascade_runs):
-    table = analysis.multihost_table3(cascade_runs)
+    table = compare.multihost_table3(cascade_runs)
     assert set(table["size_bytes"]) == {2000, 500000}
     small = table[table["size_bytes"] == 2000].set_index(["component", "from", "to"])
     assert list(small.index.get_level_values("component")) == ["L_g"] + ["L_t", "L_v"] * 4 + ["total"]
@@ -171,8 +172,8 @@ def test_table3_shape_from_the_recorded_cascade(cascade_runs):
 
 
 def test_model_uses_each_edges_latency_on_the_cascade(cascade_runs):
-    receipts = pd.concat([analysis.run_receipts(run) for run in cascade_runs])
-    summary = analysis.residual_summary(receipts, ["size_bytes"]).set_index(["size_bytes", "model"])
+    receipts = pd.concat([residuals.run_receipts(run) for run in cascade_runs])
+    summary = residuals.residual_summary(receipts, ["size_bytes"]).set_index(["size_bytes", "model"])
     assert summary.loc[(2000, "Equation 1 as written"), "median_abs_residual_ms"] < 5
     # 500 KB: the flow-control window costs a round trip per hop that Equation 1 misses
     assert summary.loc[(500000, "Equation 1 as written"), "median_abs_residual_ms"] > 100

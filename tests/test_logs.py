@@ -4,17 +4,18 @@ import gzip
 
 import pandas as pd
 import pytest
-
-from waku_shadow import logs
-from waku_shadow.errors import LogError
-
 from conftest import RECORDED
 from recorded import RUN_2KB, RUN_100KB, copy_run, rewrite_log
+
+from waku_shadow.errors import LogError
+from waku_shadow.parse import node_logs
+from waku_shadow.run import collect
+from waku_shadow.validate import publish_retries
 
 
 @pytest.fixture(scope="module")
 def tables_2kb():
-    return logs.parse_run(RUN_2KB)
+    return node_logs.parse_run(RUN_2KB)
 
 
 def test_every_receipt_becomes_a_row(tables_2kb):
@@ -54,7 +55,7 @@ def test_truncated_log_is_named(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
     path = rewrite_log(run, "node0003", lambda lines: lines[:-1] + [lines[-1][:40]])
     with pytest.raises(LogError, match=rf"{path}: line \d+ is cut off \(the log is truncated\)"):
-        logs.parse_run(run)
+        node_logs.parse_run(run)
 
 
 def test_truncated_compressed_log_is_named(tmp_path):
@@ -62,21 +63,21 @@ def test_truncated_compressed_log_is_named(tmp_path):
     path = run / "logs" / "node0004" / "wakunode2.log.gz"
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(LogError, match=f"{path}: the compressed log is truncated or corrupt"):
-        logs.parse_run(run)
+        node_logs.parse_run(run)
 
 
 def test_foreign_line_is_named(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
     rewrite_log(run, "node0001", lambda lines: lines[:3] + ["Traceback (most recent call last):\n"] + lines[3:])
     with pytest.raises(LogError, match="line 4 is not a JSON log record: 'Traceback"):
-        logs.parse_run(run)
+        node_logs.parse_run(run)
 
 
 def test_nwaku_start_up_echo_is_not_a_foreign_line(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
-    before = logs.parse_run(run)["receipts"]
+    before = node_logs.parse_run(run)["receipts"]
     rewrite_log(run, "node0001", lambda lines: ["bSubscribeShards: some(@[0])\n"] + lines)
-    pd.testing.assert_frame_equal(logs.parse_run(run)["receipts"], before)
+    pd.testing.assert_frame_equal(node_logs.parse_run(run)["receipts"], before)
 
 
 def test_a_record_with_an_unquoted_timestamp_is_read(tmp_path):
@@ -89,7 +90,7 @@ def test_a_record_with_an_unquoted_timestamp_is_read(tmp_path):
     log = tmp_path / "wakunode2.log.gz"
     with gzip.open(log, "wt") as handle:
         handle.write(line)
-    receipts, _, _, _ = logs.parse_host(log, "node0000")
+    receipts, _, _, _ = node_logs.parse_host(log, "node0000")
     assert receipts == [{"receiver": "node0000", "from_peer": "16U*A8dh6e", "msg_hash": "0xfc0c",
                          "time_ns": 20_475_000_064, "payload_bytes": 2000}]
 
@@ -98,7 +99,7 @@ def test_missing_host_log_is_named(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
     (run / "logs" / "node0009" / "wakunode2.log.gz").unlink()
     with pytest.raises(LogError, match="no nwaku log for 1 of 16 hosts: node0009"):
-        logs.parse_run(run)
+        node_logs.parse_run(run)
 
 
 def test_unknown_message_is_named(tmp_path):
@@ -106,14 +107,14 @@ def test_unknown_message_is_named(tmp_path):
     schedule = pd.read_csv(run / "schedule.csv")
     schedule.iloc[1:].to_csv(run / "schedule.csv", index=False)
     with pytest.raises(LogError, match=f"received message hashes are not in the schedule, e.g. {schedule['msg_hash'][0]}"):
-        logs.parse_run(run)
+        node_logs.parse_run(run)
 
 
 def test_repeated_msg_key_keeps_the_message():
     line = '{"lvl":"WRN","msg":"Could not retrieve localIp","file":"waku_node.nim:1388","msg":"Connection refused"}'
     import json
 
-    assert json.loads(line, object_pairs_hook=logs._first_key_wins)["msg"] == "Could not retrieve localIp"
+    assert json.loads(line, object_pairs_hook=node_logs._first_key_wins)["msg"] == "Could not retrieve localIp"
 
 
 @pytest.mark.parametrize("binary", ["wakunode2", "wakunode2-v0.37.1-orc"])
@@ -126,14 +127,14 @@ def test_collect_gzips_and_names_nwaku_stdout(tmp_path, binary):
     host.mkdir(parents=True)
     (host / f"{binary}.1000.stdout").write_text('{"msg":"x"}\n')
     (host / "curl.1001.stdout").write_text("OK")
-    out = logs.collect(tmp_path)
+    out = collect.collect(tmp_path)
     assert gzip.open(out / "node0000" / "wakunode2.log.gz", "rt").read() == '{"msg":"x"}\n'
     assert gzip.open(out / "node0000" / "curl.1001.stdout.gz", "rt").read() == "OK"
     assert not host.exists()
 
 
 def test_both_recorded_sizes_parse():
-    receipts = logs.parse_run(RUN_100KB)["receipts"]
+    receipts = node_logs.parse_run(RUN_100KB)["receipts"]
     assert (receipts["payload_bytes"] == 100_000).all()
     assert len(receipts) == 15 * 7
 
@@ -150,4 +151,4 @@ def test_retried_publishes_are_counted(tmp_path):
         (tmp_path / "logs" / host).mkdir(parents=True, exist_ok=True)
         with gzip.open(tmp_path / "logs" / host / f"{name}.stderr.gz", "wb") as out:
             out.write(text)
-    assert logs.publish_retries(tmp_path) == {"node0003": 2, "node0007": 1}
+    assert publish_retries.publish_retries(tmp_path) == {"node0003": 2, "node0007": 1}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from waku_shadow import model
+from waku_shadow.analyse import model
 
 
 @pytest.mark.parametrize(
@@ -56,9 +56,9 @@ def test_equation1_on_a_hand_built_path():
 
 
 def _line_study():
-    from waku_shadow import config as cfg
+    from waku_shadow.configuration import loader
 
-    return cfg.resolve(
+    return loader.resolve(
         {
             "study": "line",
             "network": {"nodes": 4, "peers_per_node": 1, "latency": "50 ms", "bandwidth_up": "10 Mbit", "bandwidth_down": "10 Mbit"},

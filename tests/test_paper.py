@@ -3,15 +3,15 @@ import sys
 
 import pandas as pd
 import pytest
-
-from waku_shadow import config as cfg
-from waku_shadow import paper, stats, trees
-
 from conftest import CONFIGS, REPO
+
+from waku_shadow.analyse import hops, stats
+from waku_shadow.configuration import loader
+from waku_shadow.paper import compare, published
 
 
 def test_table5_is_the_papers():
-    table = paper.table5()
+    table = published.table5()
     sh = table[table["setup"] == "s-h"].set_index(["size_bytes", "statistic"])["latency_ms"]
     assert sh[(2000, "min")] == 356 and sh[(500000, "p95")] == 1665 and sh[(25000, "mean")] == 756
     assert len(table[table["setup"] == "m-h"]) == 8
@@ -22,17 +22,17 @@ def test_comparison_ratios_and_markdown():
         {"size_bytes": [2000, 10000], "count": [9990, 9990], "min": [312.0, 1.0], "mean": [497.0, 1.0],
          "p50": [0.0, 0.0], "p95": [597.0 * 2, 1.0], "max": [302.0, 1.0]}
     )
-    table = paper.table5_comparison(summary)
+    table = compare.table5_comparison(summary)
     assert set(table["size_bytes"]) == {2000}  # 10 KB is not in Table 5
     ratios = table.set_index("statistic")["ratio"]
     assert ratios["mean"] == 1.0 and ratios["p95"] == 2.0 and ratios["max"] == pytest.approx(0.5)
-    text = paper.table5_markdown(table)
+    text = compare.table5_markdown(table)
     assert "| 2 KB | 356 / 312 (0.88) | 497 / 497 (1.00) | 597 / 1194 (2.00) | 604 / 302 (0.50) |" in text
 
 
 @pytest.fixture(scope="module")
 def shadow_receipts():
-    return paper.shadow_receipts()
+    return published.shadow_receipts()
 
 
 def test_the_papers_raw_latencies_are_one_publisher_times_ten_messages(shadow_receipts):
@@ -47,7 +47,7 @@ def test_the_papers_raw_latencies_are_one_publisher_times_ten_messages(shadow_re
 
 def test_the_papers_receipts_after_seq_0_give_table5(shadow_receipts):
     summary = stats.latency_summary(shadow_receipts).set_index("size_bytes")
-    table = paper.table5()
+    table = published.table5()
     table = table[table["setup"] == "s-h"].set_index(["size_bytes", "statistic"])["latency_ms"]
     for (size, statistic), value in table.items():
         if (size, statistic) == (500000, "max"):
@@ -55,11 +55,11 @@ def test_the_papers_receipts_after_seq_0_give_table5(shadow_receipts):
         assert round(summary.loc[size, statistic]) == value, (size, statistic)
     # Table 5's 500 KB maximum is the multi-host total of Table 3, not the simulation's
     assert summary.loc[500000, "max"] == 2292 and table[(500000, "max")] == 2468
-    assert 2468 in set(paper.table3().query("component == 'total'")["latency_ms"])
+    assert 2468 in set(published.table3().query("component == 'total'")["latency_ms"])
 
 
 def test_the_papers_first_receipts_and_hop_spacing_name_the_link_each_size_ran_on():
-    table = paper.link_evidence().set_index("size_bytes")
+    table = compare.link_evidence().set_index("size_bytes")
     # Table 5's minima, and the 2 KB hop groups starting at 356, 436, 516, 596 ms (25 KB: 432, 589, 746, 907)
     assert table["first_receipt_ms"].tolist() == [356, 432, 439, 471]
     assert table.loc[2000, "hop_spacing_ms"] == 80 and table.loc[25000, "hop_spacing_ms"] == 157
@@ -69,7 +69,7 @@ def test_the_papers_first_receipts_and_hop_spacing_name_the_link_each_size_ran_o
     assert table.loc[25000, "first_on_150ms"] == pytest.approx(276.3 + 150 + 4.5 + 25100 * 1500 / 1460 * 8 / 1e5)
     assert table.loc[2000, "first_on_75ms"] == pytest.approx(356.0, abs=0.1)
     assert table["link_ms"].tolist() == [75, 150, 150, 150]
-    text = paper.link_evidence_markdown(table.reset_index())
+    text = compare.link_evidence_markdown(table.reset_index())
     assert "| 100 KB | 439 | 364.0 | 439.0 | no steps | 87.7 | 162.7 | 150 ms |" in text
 
 
@@ -80,20 +80,20 @@ def test_hops_read_off_the_papers_latency_steps(shadow_receipts):
               25000: [(432, 545, 495), (589, 712, 2367), (746, 879, 4968), (907, 993, 1161)]}
     for size, expected in groups.items():
         latency = measured.loc[measured["size_bytes"] == size, "latency_ms"]
-        hops = trees.hops_from_latency_steps(latency)
-        found = latency.groupby(hops).agg(["min", "max", "size"])
+        hop = hops.hops_from_latency_steps(latency)
+        found = latency.groupby(hop).agg(["min", "max", "size"])
         assert list(found.index) == [1, 2, 3, 4], size
         assert [tuple(row) for row in found.itertuples(index=False)] == expected, size
     # larger messages spread a hop over more than a step: no steps to read
     for size in (100000, 500000):
-        assert trees.hops_from_latency_steps(measured.loc[measured["size_bytes"] == size, "latency_ms"]) is None
+        assert hops.hops_from_latency_steps(measured.loc[measured["size_bytes"] == size, "latency_ms"]) is None
 
 
 def test_hop_shares_set_ours_beside_the_papers(shadow_receipts):
     ours = pd.DataFrame({"size_bytes": [2000] * 4 + [100000] * 3 + [7000],
                          "latency_ms": [300.0, 301, 450, 451, 600, 610, 620, 300],
                          "hop": [1, 1, 2, 2, 1, 2, 2, 1], "warmup": False})
-    shares = paper.hop_shares(ours, ["size_bytes"]).set_index(["size_bytes", "source", "hop"]).sort_index()
+    shares = compare.hop_shares(ours, ["size_bytes"]).set_index(["size_bytes", "source", "hop"]).sort_index()
     assert set(shares.index.get_level_values("size_bytes")) == {2000, 100000}  # the paper has no 7 KB
     assert shares.loc[(2000, "paper, from latency steps"), "receipts"].tolist() == [477, 2529, 5058, 927]
     assert shares.loc[(2000, "paper, from latency steps"), "share"].sum() == pytest.approx(1)
@@ -104,9 +104,9 @@ def test_hop_shares_set_ours_beside_the_papers(shadow_receipts):
 
 
 def test_each_study_says_which_reading_of_the_traffic_it_follows():
-    one = paper.traffic_reading(cfg.load(CONFIGS / "paper.yaml"))
+    one = compare.traffic_reading(loader.load(CONFIGS / "paper.yaml"))
     assert one.startswith("Traffic: one publisher, as in the paper's raw data") and "one delivery tree" in one
-    ten = paper.traffic_reading(cfg.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml"))
+    ten = compare.traffic_reading(loader.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml"))
     assert ten.startswith("Traffic: 10 publishers, the reading of the paper's text") and "mix 10 delivery trees" in ten
 
 
@@ -115,21 +115,21 @@ def test_distances_per_point_and_seed_and_their_markdown(shadow_receipts):
     # seed 1 is the paper's sample itself, seed 2 the same 100 ms later
     ours = pd.concat([pd.DataFrame({"size_bytes": 2000, "seed": seed, "latency_ms": paper_2kb.to_numpy() + shift,
                                     "warmup": False}) for seed, shift in ((1, 0.0), (2, 100.0))])
-    by_seed = paper.distances(ours, ["size_bytes", "seed"]).set_index("seed")
+    by_seed = compare.distances(ours, ["size_bytes", "seed"]).set_index("seed")
     assert by_seed.loc[1, "ks"] == 0 and by_seed.loc[1, "wasserstein_ms"] == 0
     assert by_seed.loc[2, "wasserstein_ms"] == pytest.approx(100)
     # at 527 ms the paper's 2 KB ECDF has passed its first three hop groups (8064 receipts, see
     # above), while the sample 100 ms later is where the paper is at 427 ms, past the first (477)
     assert by_seed.loc[2, "ks"] == pytest.approx((8064 - 477) / 8991)
     assert list(by_seed["ours_n"]) == [8991, 8991] and list(by_seed["paper_n"]) == [8991, 8991]
-    pooled = paper.distances(ours, ["size_bytes"])
+    pooled = compare.distances(ours, ["size_bytes"])
     assert pooled.loc[0, "ours_n"] == 2 * 8991 and pooled.loc[0, "wasserstein_ms"] == pytest.approx(50)
-    text = paper.distances_markdown(pooled, paper.distances(ours, ["size_bytes", "seed"]), ["size_bytes"])
+    text = compare.distances_markdown(pooled, compare.distances(ours, ["size_bytes", "seed"]), ["size_bytes"])
     assert "| size | KS | Wasserstein (ms) | ours n | paper n | KS per seed | Wasserstein per seed (ms) |" in text
     assert f"| 2 KB | {pooled.loc[0, 'ks']:.3f} | 50.0 | 17982 | 8991 | 0.000–0.844 | 0.0–100.0 |" in text
     one_seed = ours[ours["seed"] == 1]
-    text = paper.distances_markdown(paper.distances(one_seed, ["size_bytes"]),
-                                    paper.distances(one_seed, ["size_bytes", "seed"]), ["size_bytes"])
+    text = compare.distances_markdown(compare.distances(one_seed, ["size_bytes"]),
+                                    compare.distances(one_seed, ["size_bytes", "seed"]), ["size_bytes"])
     assert text.splitlines()[0] == "| size | KS | Wasserstein (ms) | ours n | paper n |"
     assert text.splitlines()[2] == "| 2 KB | 0.000 | 0.0 | 8991 | 8991 |"
 
@@ -156,7 +156,7 @@ def test_the_import_script_rebuilds_the_committed_file_and_checks_the_lines(tmp_
     done = run(tmp_path / "out.csv.gz")
     assert done.returncode == 0, done.stderr
     assert "500 KB: 9990 receipts, 999 receivers, seq 0..9" in done.stdout
-    committed = (REPO / "data" / "paper" / paper.SHADOW_RECEIPTS).read_bytes()
+    committed = (REPO / "data" / "paper" / published.SHADOW_RECEIPTS).read_bytes()
     assert (tmp_path / "out.csv.gz").read_bytes() == committed
     second_publisher = raw / "paper_latency_25kb_v2.txt"
     second_publisher.write_text(second_publisher.read_text().replace("msg_sender=1 seq=3", "msg_sender=7 seq=3", 1))

@@ -3,18 +3,17 @@
 import json
 
 import pandas as pd
-
-from waku_shadow import config as cfg
-
-from waku_shadow.study import Study, merge
-from waku_shadow import layout, paper_page
-
 from conftest import RECORDED
 from recorded import CASCADE_RUNS, RUNS, parsed_copies
 
+from waku_shadow import layout
+from waku_shadow.configuration import loader
+from waku_shadow.configuration.study import Study, merge
+from waku_shadow.paper import figures_page
+
 
 def study_in(name: str, results_dir) -> Study:
-    return cfg.resolve(merge(cfg.read_yaml(RECORDED / f"{name}.yaml"), {"resources": {"results_dir": str(results_dir)}}))
+    return loader.resolve(merge(loader.read_yaml(RECORDED / f"{name}.yaml"), {"resources": {"results_dir": str(results_dir)}}))
 
 
 def test_the_page_shows_what_validated_runs_allow_and_names_the_rest(tmp_path):
@@ -28,7 +27,7 @@ def test_the_page_shows_what_validated_runs_allow_and_names_the_rest(tmp_path):
     (evidence / layout.RUN_STATS).write_text(json.dumps({"status": "stopped by memory guard", "simulated_reached": "00:00:29"}))
     out = tmp_path / "figures"
 
-    missing = paper_page.write([single, cascade], out)
+    missing = figures_page.write([single, cascade], out)
 
     assert missing == [f"recorded-cascade: {failed_run} failed: stopped by memory guard at simulated 00:00:29 ({evidence})"]
     states = pd.read_csv(out / "runs.csv")
@@ -51,7 +50,7 @@ def test_the_page_shows_what_validated_runs_allow_and_names_the_rest(tmp_path):
 
 def test_a_study_that_never_ran_is_named_missing(tmp_path):
     study = study_in("recorded", tmp_path / "results")
-    missing = paper_page.write([study], tmp_path / "figures")
+    missing = figures_page.write([study], tmp_path / "figures")
     assert [m.split(" ", 2)[1] for m in missing[:2]] == [r.name for r in RUNS]
     assert missing[-1] == "recorded: no validated run, so no Table 5, Figure 3 or Figure 2 from it"
     assert "Table 5" not in (tmp_path / "figures" / "index.html").read_text().split("Missing")[1].split("Runs and")[0].replace("no Table 5", "")

@@ -2,21 +2,21 @@
 
 import copy
 
-from waku_shadow import schema
-from waku_shadow import reference
-
 from conftest import REPO
+
+from waku_shadow.configuration import schema
+from waku_shadow.report import config_reference
 
 
 def test_the_committed_reference_is_the_schemas():
     committed = (REPO / "docs" / "configuration.md").read_text()
-    assert committed == reference.markdown(), "run: waku-shadow config-reference > docs/configuration.md"
+    assert committed == config_reference.markdown(), "run: waku-shadow config-reference > docs/configuration.md"
 
 
 def test_every_key_is_described_and_its_default_shown():
-    text = reference.markdown()
-    for path, spec in reference.keys(schema.schema()):
-        if any(path.startswith(f"{p}.") for p in reference.PASSTHROUGH):
+    text = config_reference.markdown()
+    for path, spec in config_reference.keys(schema.schema()):
+        if any(path.startswith(f"{p}.") for p in config_reference.PASSTHROUGH):
             continue
         assert spec.get("description"), f"{path} has no description in the schema"
         assert f"| `{path}` |" in text or f"## {path}\n" in text, path
@@ -27,5 +27,5 @@ def test_every_key_is_described_and_its_default_shown():
 def test_the_reference_follows_a_changed_default(monkeypatch):
     changed = copy.deepcopy(schema.schema())  # the schema is cached: a change in place would reach every later test
     changed["properties"]["network"]["properties"]["nodes"]["default"] = 77
-    monkeypatch.setattr(reference, "schema", lambda: changed)
-    assert "| `network.nodes` | `77` |" in reference.markdown()
+    monkeypatch.setattr(config_reference, "schema", lambda: changed)
+    assert "| `network.nodes` | `77` |" in config_reference.markdown()

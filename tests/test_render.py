@@ -5,21 +5,17 @@ import re
 import pandas as pd
 import pytest
 import yaml
-
-from waku_shadow import config as cfg
-
-from waku_shadow import schema
-
-from waku_shadow.study import merge
-from waku_shadow import nwaku, schedule, shadow_config
-
-from waku_shadow.errors import ConfigError
-
 from conftest import CONFIGS, REPO
+
+from waku_shadow.configuration import loader, schema
+from waku_shadow.configuration.study import merge
+from waku_shadow.errors import ConfigError
+from waku_shadow.render import nwaku, plan, run_folder, schedule
+from waku_shadow.stack import shadow_options
 
 
 def test_gml_has_one_attribute_per_line(small_study):
-    text = shadow_config.gml(shadow_config.plan(small_study, 2000))
+    text = run_folder.gml(plan.plan(small_study, 2000))
     assert 'latency "50 ms"' in text and 'host_bandwidth_up "100 Mbit"' in text
     for line in text.splitlines():
         stripped = line.strip()
@@ -66,8 +62,8 @@ def test_message_hash_matches_nwaku_vectors(meta, expected):
 
 
 def test_render_writes_a_self_describing_run(small_study, tmp_path):
-    run = shadow_config.plan(small_study, 25000)
-    shadow_config.render(run, tmp_path, "bin/wakunode2", "/usr/bin/curl")
+    run = plan.plan(small_study, 25000)
+    run_folder.render(run, tmp_path, "bin/wakunode2", "/usr/bin/curl")
     config = yaml.safe_load((tmp_path / "shadow.yaml").read_text())
 
     assert config["general"]["stop_time"] == "58 s"
@@ -116,9 +112,9 @@ def test_render_writes_a_self_describing_run(small_study, tmp_path):
 
 
 def test_gossipsub_degree_reaches_the_nodes(small_study, tmp_path):
-    from waku_shadow import config as cfg
+    from waku_shadow.configuration import loader
 
-    study = cfg.resolve(merge(small_study.resolved, {"gossipsub": {"d": 8, "d_high": 12}}))
+    study = loader.resolve(merge(small_study.resolved, {"gossipsub": {"d": 8, "d_high": 12}}))
     env = nwaku.environment(study)
     assert env["WAKU_SIM_GOSSIPSUB_D"] == "8" and env["WAKU_SIM_GOSSIPSUB_D_HIGH"] == "12"
     assert "WAKU_SIM_GOSSIPSUB_D_LOW" not in env
@@ -131,26 +127,26 @@ def test_connection_limit_admits_every_inbound_link():
 
 
 def test_nwaku_defaults_keep_nwakus_own_services(small_study):
-    me, *peers = shadow_config.plan(small_study, 2000).identities[:3]
+    me, *peers = plan.plan(small_study, 2000).identities[:3]
     relay_only = nwaku.args(small_study, me, peers, rest=False, max_msg_size=1, connections=50)
-    baseline_study = cfg.resolve({**small_study.study_config(), "shadow": {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO"}})
+    baseline_study = loader.resolve({**small_study.study_config(), "shadow": {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO"}})
     baseline = nwaku.args(baseline_study, me, peers, rest=False, max_msg_size=1, connections=50)
     assert set(relay_only) - set(baseline) == set(nwaku.RELAY_ONLY_FLAGS) | {"--log-level=NOTICE"}
     assert set(baseline) - set(relay_only) == {"--log-level=INFO"}
 
 
 def test_shadow_experimental_options_reach_shadow(small_study, tmp_path):
-    study = cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manager": True, "use_object_counters": False}}})
-    shadow_config.render(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
+    study = loader.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manager": True, "use_object_counters": False}}})
+    run_folder.render(plan.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
     assert yaml.safe_load((tmp_path / "shadow.yaml").read_text())["experimental"] == {
         "use_memory_manager": True, "use_object_counters": False, "shim_memory_syscalls": True}
     with pytest.raises(ConfigError, match=r"unknown key 'shadow.experimental.use_memory_manger' \(known keys here: use_memory_manager,"):
-        cfg.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manger": True}}})
+        loader.resolve({**small_study.study_config(), "shadow": {"experimental": {"use_memory_manger": True}}})
 
 
 def rendered_experimental(small_study, tmp_path, **overrides):
-    study = cfg.resolve(merge(small_study.study_config(), overrides))
-    return shadow_config.shadow_yaml(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl").get("experimental")
+    study = loader.resolve(merge(small_study.study_config(), overrides))
+    return run_folder.shadow_yaml(plan.plan(study, 2000), tmp_path, "bin/wakunode2", "curl").get("experimental")
 
 
 def test_patched_options_reach_shadow_only_when_on(small_study, tmp_path):
@@ -166,7 +162,7 @@ def test_patched_options_reach_shadow_only_when_on(small_study, tmp_path):
 
 
 def test_patched_options_name_a_study_key_and_the_patch_that_adds_them():
-    for option, (key, patch) in shadow_config.PATCHED_SHADOW_OPTIONS.items():
+    for option, (key, patch) in shadow_options.PATCHED_SHADOW_OPTIONS.items():
         section, name = key.split(".")
         assert name in schema.schema()["properties"][section]["properties"], key
         assert f"pub {option}: Option<bool>," in (REPO / patch).read_text(), (option, patch)
@@ -178,29 +174,29 @@ def test_patched_options_name_a_study_key_and_the_patch_that_adds_them():
 )
 def test_a_cut_is_on_by_default_and_nwakus_own_behaviour_when_off(small_study, key, variable):
     assert nwaku.environment(small_study)[variable] == "1"
-    study = cfg.resolve({**small_study.study_config(), "shadow": {key: False}})
+    study = loader.resolve({**small_study.study_config(), "shadow": {key: False}})
     assert variable not in nwaku.environment(study)
 
 
 @pytest.mark.parametrize("modelled", [True, False])
 def test_syscall_latency_model_reaches_shadow(small_study, tmp_path, modelled):
-    study = cfg.resolve({**small_study.study_config(), "shadow": {"model_unblocked_syscall_latency": modelled}})
-    shadow_config.render(shadow_config.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
+    study = loader.resolve({**small_study.study_config(), "shadow": {"model_unblocked_syscall_latency": modelled}})
+    run_folder.render(plan.plan(study, 2000), tmp_path, "bin/wakunode2", "curl")
     assert yaml.safe_load((tmp_path / "shadow.yaml").read_text())["general"]["model_unblocked_syscall_latency"] is modelled
 
 
 def test_nodes_built_with_malloc_return_large_freed_blocks(small_study):
     assert small_study.stack.nwaku_allocator == "malloc"  # the default
     assert nwaku.environment(small_study)["MALLOC_MMAP_THRESHOLD_"] == "131072"
-    nim = cfg.resolve({**small_study.study_config(), "stack": {"nwaku": {"allocator": "nim"}}})
+    nim = loader.resolve({**small_study.study_config(), "stack": {"nwaku": {"allocator": "nim"}}})
     assert "MALLOC_MMAP_THRESHOLD_" not in nwaku.environment(nim)
     with pytest.raises(ConfigError, match="allocator: malloc needs memory_manager orc"):
-        cfg.resolve({**small_study.study_config(), "stack": {"nwaku": {"memory_manager": "refc"}}})
+        loader.resolve({**small_study.study_config(), "stack": {"nwaku": {"memory_manager": "refc"}}})
 
 
 def test_the_mmap_threshold_reaches_the_nodes_within_what_glibc_accepts(small_study):
     def with_threshold(value):
-        return cfg.resolve({**small_study.study_config(), "shadow": {"nwaku_mmap_threshold": value}})
+        return loader.resolve({**small_study.study_config(), "shadow": {"nwaku_mmap_threshold": value}})
 
     assert nwaku.environment(with_threshold("1 MiB"))["MALLOC_MMAP_THRESHOLD_"] == "1048576"
     with pytest.raises(ConfigError, match=r"shadow.nwaku_mmap_threshold: 64 MiB is more than glibc accepts \(32 MiB\)"):
@@ -211,31 +207,31 @@ def test_the_mmap_threshold_reaches_the_nodes_within_what_glibc_accepts(small_st
 
 @pytest.mark.parametrize("muxer", ["mplex", "yamux"])
 def test_the_stream_muxer_reaches_the_nodes_only_when_chosen(small_study, muxer):
-    from waku_shadow import config as cfg
+    from waku_shadow.configuration import loader
 
     assert nwaku.ENV_STREAM_MUXER not in nwaku.environment(small_study)  # nwaku's own order
-    study = cfg.resolve(merge(small_study.resolved, {"libp2p": {"stream_muxer": muxer}}))
+    study = loader.resolve(merge(small_study.resolved, {"libp2p": {"stream_muxer": muxer}}))
     assert nwaku.environment(study)[nwaku.ENV_STREAM_MUXER] == muxer
 
 
 def test_each_size_runs_on_its_own_link(small_study, tmp_path):
-    study = cfg.resolve(merge(small_study.resolved, {"by_size": {"2 KB": {"network": {"latency": "75 ms"}}}}))
+    study = loader.resolve(merge(small_study.resolved, {"by_size": {"2 KB": {"network": {"latency": "75 ms"}}}}))
     assert study.latency_ns == 50_000_000 and study.by_size == {2000: {"network": {"latency": "75 ms"}}}
     for size, latency in ((2000, "75 ms"), (25000, "50 ms")):
-        run = cfg.resolve(study.run_config(f"n12-size{size}B-seed7"))
+        run = loader.resolve(study.run_config(f"n12-size{size}B-seed7"))
         assert run.by_size == {}  # the run's config holds its size's settings, and no other size's
-        shadow_config.render(shadow_config.plan(run, size), tmp_path / str(size), "/bin/wakunode2", "/usr/bin/curl")
+        run_folder.render(plan.plan(run, size), tmp_path / str(size), "/bin/wakunode2", "/usr/bin/curl")
         assert f'latency "{latency}"' in (tmp_path / str(size) / "network.gml").read_text()
 
 
 def test_the_shipped_paper_reading_runs_2_kb_on_75_ms_and_the_rest_on_150():
-    study = cfg.load(CONFIGS / "paper-calibrated.yaml")
-    latencies = {run: cfg.resolve(study.run_config(run)).latency_ns / 1e6 for run in study.run_ids()}
+    study = loader.load(CONFIGS / "paper-calibrated.yaml")
+    latencies = {run: loader.resolve(study.run_config(run)).latency_ns / 1e6 for run in study.run_ids()}
     assert latencies == {f"n1000-size{size}B-seed{seed}": (75 if size == 2000 else 150)
                          for size in (2000, 25000, 100000, 500000) for seed in (1, 2, 3)}
 
 
 def test_the_prune_fix_reaches_the_nodes_only_when_chosen(small_study):
     assert nwaku.ENV_PRUNE_ONLY_REMOVED not in nwaku.environment(small_study)  # nim-libp2p as it ships
-    study = cfg.resolve(merge(small_study.resolved, {"gossipsub": {"prune_only_removed": True}}))
+    study = loader.resolve(merge(small_study.resolved, {"gossipsub": {"prune_only_removed": True}}))
     assert nwaku.environment(study)[nwaku.ENV_PRUNE_ONLY_REMOVED] == "1"

@@ -7,11 +7,11 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-
-from waku_shadow import cli, paper
-
 from conftest import RECORDED, REPO
 from recorded import CASCADE_RUNS, RUNS, parsed_copies
+
+from waku_shadow import cli
+from waku_shadow.paper import compare, published
 
 SWEEP_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
 
@@ -78,7 +78,7 @@ def test_report_sets_whole_distributions_beside_the_papers(tmp_path):
     assert list(distances.index) == [2000, 100000]  # the recorded sizes the paper simulated
     assert list(by_seed["seed"]) == [11, 11] and (distances["paper_n"] == 8991).all() and (distances["ours_n"] == 90).all()
     receipts = pd.read_parquet(study_dir / "receipts.parquet")
-    theirs = paper.shadow_receipts()
+    theirs = published.shadow_receipts()
     for size, row in distances.iterrows():
         ks, wasserstein = ecdf_distances(
             receipts.query("size_bytes == @size and not warmup")["latency_ms"].to_numpy(),
@@ -87,7 +87,7 @@ def test_report_sets_whole_distributions_beside_the_papers(tmp_path):
         assert f"| {size // 1000} KB | {ks:.3f} | {wasserstein:.1f} | 90 | 8991 |" in markdown
     shares = pd.read_csv(analysis / "paper_hop_shares.csv")
     sources = shares.groupby("size_bytes")["source"].unique().map(set)
-    assert sources[2000] == set(paper.HOP_SOURCES)
+    assert sources[2000] == set(compare.HOP_SOURCES)
     assert sources[100000] == {"ours, from delivery trees"}  # neither latency distribution falls into steps at 100 KB
     ours_2kb = shares.query("size_bytes == 2000 and source != 'paper, from latency steps'")
     assert ours_2kb.pivot(index="hop", columns="source", values="receipts").eq(pd.Series({1: 38, 2: 52}), axis=0).all().all()

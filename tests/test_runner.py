@@ -9,11 +9,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from waku_shadow import layout, memory, runner, shadow_log
-from waku_shadow.errors import RunError
-
 from conftest import RECORDED
+
+from waku_shadow import layout
+from waku_shadow.errors import RunError
+from waku_shadow.run import guard, memory, run_stats, shadow_log
 
 GIB = 1024**3
 
@@ -35,7 +35,7 @@ def test_completed_run_records_stats(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, PROGRESS.format(p=50, t="00:00:30.000") + "\ntime.sleep(1)\n" + PROGRESS.format(p=100, t="00:01:00.000") + "\n")
     levels = itertools.chain([10 * GIB, 9 * GIB, 7 * GIB], itertools.repeat(8 * GIB))
     monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
-    stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert stats.status == "completed"
     assert stats.simulated_reached == "00:01:00.000"
     assert stats.peak_memory_bytes >= 3 * GIB - 1
@@ -46,7 +46,7 @@ def test_completed_run_records_stats(tmp_path, monkeypatch):
 def test_run_too_fast_for_a_progress_line_ends_at_the_stop_time(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, 'print("** Shadow completed successfully", file=sys.stderr)\n')
     monkeypatch.setattr(memory, "available_bytes", lambda: 10 * GIB)
-    stats = runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert (stats.simulated_reached, stats.simulated_end) == ("00:01:00.000", "00:01:00.000")
 
 
@@ -59,7 +59,7 @@ def test_a_relative_shadow_path_is_found_from_where_the_workflow_runs(tmp_path, 
     shadow.rename(tmp_path / "bin" / "shadow")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(memory, "available_bytes", lambda: 10 * GIB)
-    stats = runner.run("bin/shadow", run_dir, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+    stats = guard.run("bin/shadow", run_dir, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     assert stats.status == "completed"
 
 
@@ -74,7 +74,7 @@ def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
     levels = itertools.chain([20 * GIB] * 30, itertools.repeat(1 * GIB))
     monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
     with pytest.raises(RunError) as error:
-        runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+        guard.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     text = str(error.value)
     assert "memory guard stopped Shadow at simulated time 00:00:07.250 of 00:01:00" in text
     assert "below the floor of 2.0 GiB (the machine had lost 19.0 GiB since the run started, 0.0 GiB of it by the run itself" in text
@@ -87,14 +87,14 @@ def test_memory_guard_reports_the_latest_heartbeat(tmp_path, monkeypatch):
     levels = itertools.chain([20 * GIB] * 50, itertools.repeat(1 * GIB))
     monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
     with pytest.raises(RunError, match="at simulated time 00:00:21.050 of 00:01:00"):
-        runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
+        guard.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
 
 
 def test_refuses_to_start_below_the_floor(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, "")
     monkeypatch.setattr(memory, "available_bytes", lambda: 1 * GIB)
     with pytest.raises(RunError, match="only 1.0 GiB of memory is available before the run"):
-        runner.run(shadow, tmp_path, memory_floor_bytes=2 * GIB)
+        guard.run(shadow, tmp_path, memory_floor_bytes=2 * GIB)
 
 
 def test_a_failed_run_keeps_its_evidence_outside_the_run_folder(tmp_path):
@@ -116,7 +116,7 @@ sys.exit(1)
 """)
     attempts = layout.attempts(study_dir, run_dir.name)
     with pytest.raises(RunError) as error:
-        runner.run(shadow, run_dir, memory_floor_bytes=0, echo_progress=False,
+        guard.run(shadow, run_dir, memory_floor_bytes=0, echo_progress=False,
                    attempts_log=attempts, failures_dir=layout.failures(study_dir, run_dir.name))
     (kept,) = layout.failures(study_dir, run_dir.name).iterdir()
     assert f"kept in {kept}" in str(error.value)
@@ -134,12 +134,12 @@ def test_failed_processes_are_named(tmp_path):
     log = RECORDED / "shadow-crashed-node.log"
     shadow = fake_shadow(tmp_path, f"print(open({str(log)!r}).read())\nsys.exit(1)\n")
     with pytest.raises(RunError) as error:
-        runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
+        guard.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
     text = str(error.value)
     assert text.startswith("Shadow exited with code 1 at simulated time 00:00:14.000; 3 processes ended in an unexpected state: ")
     assert "node0005.wakunode2.1000: expected running, was exited: 1" in text
     assert "node0000.curl.1001: expected exited: 0, was exited: 22" in text
-    failed = runner.read_stats(tmp_path).failed_processes
+    failed = run_stats.read_stats(tmp_path).failed_processes
     assert [f["process"] for f in failed] == ["node0005.wakunode2.1000", "node0000.curl.1001", "node0000.curl.1002"]
 
 
@@ -159,7 +159,7 @@ def test_shadow_setup_error_is_quoted(tmp_path):
     ]
     shadow = fake_shadow(tmp_path, "".join(f"print({line!r}, file=sys.stderr)\n" for line in stderr) + "sys.exit(1)\n")
     with pytest.raises(RunError) as error:
-        runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
+        guard.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
     assert str(error.value) == (
         "Shadow exited with code 1 at simulated time 00:00:00.000: Failed to initialize the simulation "
         "0: Failed to configure host 'node0003' 1: Failed to configure process '/usr/bin/curl' "
@@ -180,7 +180,7 @@ def test_shadow_setup_error_is_quoted(tmp_path):
 def test_an_unpatched_shadow_names_the_setting_and_the_patch(tmp_path, recorded, key, patch):
     shadow = fake_shadow(tmp_path, f"sys.stderr.write(open({str(RECORDED / recorded)!r}).read())\nsys.exit(1)\n")
     with pytest.raises(RunError) as error:
-        runner.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
+        guard.run(shadow, tmp_path, memory_floor_bytes=0, echo_progress=False)
     option = key.split(".")[1]
     assert str(error.value).startswith(
         f"Shadow exited with code 1 at simulated time 00:00:00.000: {key}: true needs "
@@ -206,7 +206,7 @@ def test_stopping_the_runner_stops_shadow(tmp_path, monkeypatch):
 
     monkeypatch.setattr(memory, "available_bytes", available)
     with pytest.raises(KeyboardInterrupt):
-        runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+        guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     pid = int((tmp_path / "pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
@@ -214,25 +214,41 @@ def test_stopping_the_runner_stops_shadow(tmp_path, monkeypatch):
 
 def test_missing_shadow_binary(tmp_path):
     with pytest.raises(RunError, match="Shadow binary not found or not executable: /nonexistent/shadow"):
-        runner.run("/nonexistent/shadow", tmp_path, memory_floor_bytes=0)
+        guard.run("/nonexistent/shadow", tmp_path, memory_floor_bytes=0)
 
 
 def test_memory_breakdown_tells_shadow_from_its_processes(tmp_path, monkeypatch):
-    # a stand-in shadow that starts one managed process holding 64 MiB of private memory
+    # A stand-in shadow starts one managed process holding 64 MiB of private memory. The machine's
+    # memory is lowest from the guard's 21st poll until the stand-in releases its process,
+    # however slowly the guard polls (each poll reads every process of the machine, a Shadow run
+    # beside it included): the breakdown at the peak sees the process.
+    dropped, released = tmp_path / "dropped", tmp_path / "released"
     shadow = fake_shadow(
         tmp_path,
-        """
-        import subprocess
+        f"""
+        import pathlib, subprocess
         holder = subprocess.Popen([sys.executable, "-c", "import time; held = bytearray(64 << 20); time.sleep(60)"])
-        time.sleep(1.5)
+        while not pathlib.Path("{dropped}").exists():
+            time.sleep(0.05)
+        time.sleep(2)
+        pathlib.Path("{released}").touch()
+        time.sleep(1)
         holder.kill()
         holder.wait()
         """,
     )
-    levels = itertools.chain([10 * GIB] * 20, itertools.repeat(9 * GIB))
-    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
-    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
-    stats = runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+
+    def levels():
+        yield from [10 * GIB] * 20
+        dropped.touch()
+        while not released.exists():
+            yield 9 * GIB
+        yield from itertools.repeat(10 * GIB)
+
+    available = levels()
+    monkeypatch.setattr(memory, "available_bytes", lambda: next(available))
+    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     at_peak = stats.memory_at_peak
     assert at_peak["taken_bytes"] == GIB  # sampled at the new low, not before it
     assert at_peak["processes"] == 1
@@ -245,7 +261,7 @@ def test_stats_recorded_before_the_breakdown_still_read(tmp_path):
     stats = json.loads((RECORDED / "recorded" / "n16-size2000B-seed11" / "run_stats.json").read_text())
     assert "memory_at_peak" not in stats
     (tmp_path / "run_stats.json").write_text(json.dumps(stats))
-    assert runner.read_stats(tmp_path).memory_at_peak is None
+    assert run_stats.read_stats(tmp_path).memory_at_peak is None
 
 
 class _Prctl:
@@ -292,9 +308,9 @@ def test_shadow_and_its_processes_may_merge_pages(tmp_path, monkeypatch):
         open("merging", "w").write(merging)
         """,
     )
-    runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False, merge_identical_pages=True)
+    guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False, merge_identical_pages=True)
     assert (tmp_path / "merging").read_text() == "1"
-    runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+    guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     assert (tmp_path / "merging").read_text() == "0"
 
 
@@ -302,18 +318,18 @@ def test_a_run_over_its_declared_memory_is_stopped_alone(tmp_path, monkeypatch):
     """With runs sharing a machine, the guard stops the one that takes more than it declared, while the
     machine still has memory to spare (here: it always does)."""
     shadow = fake_shadow(tmp_path, "ballast = bytearray(160 * 2**20)\nfor _ in range(600):\n    time.sleep(0.1)\n")
-    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
+    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
     with pytest.raises(RunError, match=r"the run took 0\.\d GiB, more than the 0\.1 GiB it declared") as stopped:
-        runner.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
+        guard.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
                    memory_budget_bytes=100 * 2**20)
     assert "resources.run_memory" in str(stopped.value)
-    assert runner.read_stats(tmp_path).status == "stopped by memory guard"
+    assert run_stats.read_stats(tmp_path).status == "stopped by memory guard"
 
 
 def test_a_run_within_its_declared_memory_completes_and_shadow_gets_its_threads(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, "print(' '.join(sys.argv[1:]))\nballast = bytearray(20 * 2**20)\ntime.sleep(0.6)\n")
-    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
-    stats = runner.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
+    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
                        memory_budget_bytes=500 * 2**20, parallelism=3)
     assert stats.status == "completed"
     assert (tmp_path / layout.SHADOW_LOG).read_text().split() == ["--progress", "true", "--parallelism", "3", layout.SHADOW_CONFIG]
@@ -325,15 +341,15 @@ def test_a_run_records_its_own_peak_not_what_ran_beside_it(tmp_path, monkeypatch
     shadow = fake_shadow(tmp_path, "ballast = bytearray(200 * 2**20)\ntime.sleep(1.5)\n")
     levels = itertools.chain([10 * GIB], itertools.repeat(4 * GIB))
     monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
-    monkeypatch.setattr(runner, "BREAKDOWN_INTERVAL_S", 0.2)
-    stats = runner.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
+    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     assert stats.peak_memory_bytes == 6 * GIB
     assert 200 * 2**20 <= stats.own_peak_memory_bytes < 400 * 2**20
-    assert (stats.memory_bytes, stats.memory_measure) == (stats.own_peak_memory_bytes, runner.OWN_MEASURE)
+    assert (stats.memory_bytes, stats.memory_measure) == (stats.own_peak_memory_bytes, run_stats.OWN_MEASURE)
 
 
 def test_runs_recorded_before_their_own_peak_show_the_machines(tmp_path):
     recorded = {k: v for k, v in json.loads((RECORDED / "recorded" / "n16-size2000B-seed11" / layout.RUN_STATS).read_text()).items()
                 if k != "own_peak_memory_bytes"}
-    stats = runner.RunStats(**recorded)
-    assert (stats.memory_bytes, stats.memory_measure) == (recorded["peak_memory_bytes"], runner.MACHINE_MEASURE)
+    stats = run_stats.RunStats(**recorded)
+    assert (stats.memory_bytes, stats.memory_measure) == (recorded["peak_memory_bytes"], run_stats.MACHINE_MEASURE)

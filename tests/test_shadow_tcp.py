@@ -19,10 +19,10 @@ import sys
 
 import pytest
 import yaml
-
-from waku_shadow import pipeline, shadow_config
-
 from conftest import REPO, patches_missing_from
+
+from waku_shadow.configuration import sources
+from waku_shadow.stack import builds, shadow_options
 
 pytestmark = pytest.mark.stack
 
@@ -42,8 +42,8 @@ SERVER_IP = "11.0.0.1"
 def configured_shadow() -> str | None:
     if os.environ.get(SHADOW_ENV):
         return os.environ[SHADOW_ENV]
-    study = pipeline.study_from_snakemake({})
-    return study.stack.shadow_binary or str(REPO / pipeline.shadow_build_dir(study) / "bin" / "shadow")
+    study = sources.study_from_snakemake({})
+    return study.stack.shadow_binary or str(REPO / builds.shadow_build_dir(study) / "bin" / "shadow")
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def shadow() -> str:
     binary = configured_shadow()
     if not binary or not shutil.which(binary):
         pytest.skip(f"no Shadow binary at {binary}: set ${SHADOW_ENV} or stack.shadow.binary in "
-                    f"{pipeline.local_config_path()}, or let the workflow build Shadow")
+                    f"{sources.local_config_path()}, or let the workflow build Shadow")
     return binary
 
 
@@ -89,7 +89,7 @@ def transfer(shadow: str, run_dir, burst: int, idle: str, slow_start_after_idle:
         },
     }
     if slow_start_after_idle is not None:
-        config["experimental"] = {shadow_config.TCP_SLOW_START_AFTER_IDLE: slow_start_after_idle}
+        config["experimental"] = {shadow_options.TCP_SLOW_START_AFTER_IDLE: slow_start_after_idle}
     run_dir.mkdir()
     (run_dir / "shadow.yaml").write_text(yaml.safe_dump(config))
     done = subprocess.run([shadow, "shadow.yaml"], cwd=run_dir, capture_output=True, text=True, timeout=600)
@@ -113,7 +113,7 @@ def transfer(shadow: str, run_dir, burst: int, idle: str, slow_start_after_idle:
     ],
 )
 def test_delivery_after_idle_takes_the_expected_round_trips(shadow, tmp_path, burst, idle_rtos, slow_start_after_idle):
-    patch = shadow_config.PATCHED_SHADOW_OPTIONS[shadow_config.TCP_SLOW_START_AFTER_IDLE][1]
+    patch = shadow_options.PATCHED_SHADOW_OPTIONS[shadow_options.TCP_SLOW_START_AFTER_IDLE][1]
     if slow_start_after_idle is not None and patch in patches_missing_from(shadow):
         pytest.skip(f"{shadow} is not built with {patch}")
     idle = "30" if idle_rtos is None else f"{idle_rtos}rto"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from waku_shadow import pipeline
-
 from conftest import RECORDED, REPO
 from test_workflow_runs import write_stand_ins
+
+from waku_shadow.configuration import sources
 
 PROFILE = REPO / "profiles" / "slurm"
 
@@ -26,7 +26,7 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
          "--profile", str(PROFILE), "--configfile", str(RECORDED / "recorded.yaml"), *args],
         capture_output=True, text=True, timeout=1200,
-        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(workdir / "local.yaml"), "REPLAY_RECORDED": str(RECORDED / "recorded")},
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(workdir / "local.yaml"), "REPLAY_RECORDED": str(RECORDED / "recorded")},
     )
 
 

@@ -6,16 +6,19 @@ import json
 
 import pandas as pd
 import pytest
-
-from waku_shadow import config as cfg, layout, nwaku, schedule, shadow_config, spam, sweep
-from waku_shadow.errors import ConfigError
-from waku_shadow.study import merge
-
 from recorded import SPAM_RUN, parsed_copies
+
+from waku_shadow import layout
+from waku_shadow.analyse import spam, study_tables
+from waku_shadow.configuration import loader
+from waku_shadow.configuration.study import merge
+from waku_shadow.errors import ConfigError
+from waku_shadow.render import nwaku, plan, run_folder, schedule
+from waku_shadow.run import shadow_yaml
 
 
 def _with(study, override):
-    return cfg.resolve(merge(study.resolved, override))
+    return loader.resolve(merge(study.resolved, override))
 
 
 @pytest.fixture
@@ -73,11 +76,11 @@ def test_invalid_proofs_are_all_over_the_limit(spam_study):
 
 
 def test_nodes_are_told_the_epoch_and_spam_is_published_once_without_failing_the_run(spam_study, tmp_path):
-    run = shadow_config.plan(spam_study, 2000)
+    run = plan.plan(spam_study, 2000)
     env = nwaku.environment(spam_study)
     assert env[nwaku.ENV_RLN_EPOCH_NS] == str(4 * 10**9) and env[nwaku.ENV_SCORE_EVENTS_AT_NOTICE] == "1"
-    shadow_config.render(run, tmp_path, "/opt/wakunode2", "curl")
-    hosts = shadow_config.read(tmp_path)["hosts"]
+    run_folder.render(run, tmp_path, "/opt/wakunode2", "curl")
+    hosts = shadow_yaml.read(tmp_path)["hosts"]
     spammer = next(m for m in run.messages if m.spam).publisher
     curls = [p for p in hosts[run.identities[spammer].host]["processes"] if p["path"] == "curl"]
     assert curls and all("--retry" not in c["args"] and "--fail-with-body" not in c["args"] for c in curls)
@@ -87,13 +90,13 @@ def test_nodes_are_told_the_epoch_and_spam_is_published_once_without_failing_the
 
 
 def test_the_spam_rate_can_be_swept_from_zero():
-    study = cfg.resolve({
+    study = loader.resolve({
         "study": "unit", "network": {"nodes": 12, "peers_per_node": 3, "latency": "50 ms"},
         "traffic": {"publishers": 3, "messages_per_publisher": 2, "message_sizes": ["2 KB"], "interval": "2 s"},
         "rln": {"epoch": "4 s"}, "spam": {"spammers": 1, "duration": "12 s"},
         "sweep": {"parameter": "spam.messages_per_epoch", "values": [0, 3]},
     })
-    none, some = (cfg.resolve(study.run_config(r)) for r in study.run_ids())
+    none, some = (loader.resolve(study.run_config(r)) for r in study.run_ids())
     assert not any(m.spam for m in schedule.build(none, 2000))
     assert sum(m.spam for m in schedule.build(some, 2000)) == 9
 
@@ -141,15 +144,15 @@ def test_the_spammer_cut_off_is_counted_not_failed(spam_run):
     assert counts["receipts"] == counts["receipts_expected"] == 14 * 13  # 13 honest messages at the 14 other honest nodes
     assert counts["spam_scheduled"] == counts["spam_published"] == 75
     assert 0 < counts["receipts_at_spammers"] < 13
-    row = sweep.run_metrics(spam_run)
+    row = study_tables.run_metrics(spam_run)
     assert row["delivery"] == 1 and row["spam_rejected"] > 0
 
 
 def test_a_score_event_without_its_peer_is_named(tmp_path):
     import gzip
 
-    from waku_shadow import logs
     from waku_shadow.errors import LogError
+    from waku_shadow.parse import node_logs
 
     line = ('{"lvl":"NTC","ts":"2000-01-01 00:00:24.001+00:00","msg":"disconnecting bad score peer",'
             '"topics":"libp2p gossipsub","score":-12345.0}\n')
@@ -157,4 +160,4 @@ def test_a_score_event_without_its_peer_is_named(tmp_path):
     with gzip.open(log, "wt") as handle:
         handle.write(line)
     with pytest.raises(LogError, match="line 1 \\('disconnecting bad score peer'\\) lacks a usable field: 'peer_id'"):
-        logs.parse_host(log, "node0000")
+        node_logs.parse_host(log, "node0000")

@@ -14,25 +14,26 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-
-from waku_shadow import bench, pipeline
-
 from conftest import REPO, patches_missing_from
+
+from waku_shadow.configuration import sources
+from waku_shadow.cost import bench
+from waku_shadow.stack import builds
 
 pytestmark = pytest.mark.stack
 
 
 def missing_stack() -> str | None:
     """Why the real stack cannot run here, or None when it can."""
-    study = pipeline.study_from_snakemake({})
-    shadow = study.stack.shadow_binary or REPO / pipeline.shadow_build_dir(study) / "bin" / "shadow"
+    study = sources.study_from_snakemake({})
+    shadow = study.stack.shadow_binary or REPO / builds.shadow_build_dir(study) / "bin" / "shadow"
     if not shutil.which(str(shadow)):
-        return (f"no Shadow at {shadow} (set stack.shadow.binary in {pipeline.local_config_path()}, "
+        return (f"no Shadow at {shadow} (set stack.shadow.binary in {sources.local_config_path()}, "
                 "or let the workflow build Shadow)")
     missing = patches_missing_from(shadow)
     if missing:
         return f"the Shadow at {shadow} is not built with {', '.join(missing)}"
-    wakunode2 = study.stack.nwaku_binary or REPO / pipeline.nwaku_build_dir(study) / "wakunode2"
+    wakunode2 = study.stack.nwaku_binary or REPO / builds.nwaku_build_dir(study) / "wakunode2"
     if not shutil.which(str(wakunode2)):
         return f"no wakunode2 built for the current patches and make flags ({wakunode2}); run the workflow once"
     return None

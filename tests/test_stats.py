@@ -2,15 +2,16 @@
 
 import pandas as pd
 import pytest
-
-from waku_shadow import cli, logs, stats
-
 from recorded import RUNS, parsed_copies
+
+from waku_shadow import cli
+from waku_shadow.analyse import stats
+from waku_shadow.parse import node_logs
 
 
 @pytest.fixture(scope="module")
 def receipts():
-    return pd.concat([logs.parse_run(run)["receipts"] for run in RUNS], ignore_index=True)
+    return pd.concat([node_logs.parse_run(run)["receipts"] for run in RUNS], ignore_index=True)
 
 
 def test_summary_columns_and_values(receipts):

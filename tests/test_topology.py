@@ -1,7 +1,7 @@
 import pytest
 
-from waku_shadow import topology
 from waku_shadow.errors import TopologyError
+from waku_shadow.render import topology
 
 
 def test_every_node_dials_distinct_others():

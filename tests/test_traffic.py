@@ -5,20 +5,21 @@ import gzip
 import pandas as pd
 import pytest
 import yaml
+from recorded import CASCADE_RUNS, copy_run, parsed_copies
 
 from waku_shadow import cli
-from waku_shadow import config as cfg
-from waku_shadow import bandwidth, shadow_config, stats, traffic
+from waku_shadow.analyse import bandwidth, stats
+from waku_shadow.configuration import loader
 from waku_shadow.errors import LogError
-
-from recorded import CASCADE_RUNS, copy_run, parsed_copies
+from waku_shadow.parse import pcap
+from waku_shadow.render import plan, run_folder
 
 RUN_500KB = CASCADE_RUNS[1]
 IDENTITIES = pd.read_csv(RUN_500KB / "identities.csv")
 
 
 def test_a_capture_holds_only_the_nodes_own_packets_in_time_order():
-    packets = traffic.read_pcap(RUN_500KB / "logs" / "node0001" / traffic.CAPTURE)
+    packets = pcap.read_pcap(RUN_500KB / "logs" / "node0001" / pcap.CAPTURE)
     ip = IDENTITIES.set_index("host").loc["node0001", "ip"]
     assert ((packets["src"] == ip) | (packets["dst"] == ip)).all()
     assert packets["time_ns"].is_monotonic_increasing
@@ -26,7 +27,7 @@ def test_a_capture_holds_only_the_nodes_own_packets_in_time_order():
 
 
 def test_bytes_sent_are_bytes_received_along_the_line():
-    table = traffic.node_traffic(RUN_500KB, interval_ns=1_000_000_000)
+    table = pcap.node_traffic(RUN_500KB, interval_ns=1_000_000_000)
     assert list(table.columns) == ["node", "time_s", "bytes_in", "bytes_out"]
     total = table.groupby("node")[["bytes_in", "bytes_out"]].sum()
     # what is sent arrives, but for packets still in flight when the run stopped
@@ -49,39 +50,39 @@ def test_idle_traffic_is_subtracted_per_node():
             "bytes_out": [50, 50, 900, 50, 0, 0, 0],
         }
     )
-    busy = traffic.without_idle(table, idle_from_s=5.0, first_publish_s=7.0, interval_s=1.0).set_index(["node", "time_s"])
+    busy = pcap.without_idle(table, idle_from_s=5.0, first_publish_s=7.0, interval_s=1.0).set_index(["node", "time_s"])
     assert busy.loc[("a", 7.0), ["bytes_in", "bytes_out"]].tolist() == [1000, 850]  # idle: 200 in, 50 out per interval
     assert busy.loc[("b", 8.0), ["bytes_in", "bytes_out"]].tolist() == [480, 0]  # idle: 20 in per interval
     # a node silent while idle has an idle rate of zero
-    quiet = traffic.without_idle(table[table["time_s"] >= 7.0], idle_from_s=5.0, first_publish_s=7.0, interval_s=1.0)
+    quiet = pcap.without_idle(table[table["time_s"] >= 7.0], idle_from_s=5.0, first_publish_s=7.0, interval_s=1.0)
     assert quiet["bytes_in"].tolist() == [1200, 200, 500]
     with pytest.raises(LogError, match="no idle time to measure between 6.5 s and the first publish at 7.0 s"):
-        traffic.without_idle(table, idle_from_s=6.5, first_publish_s=7.0, interval_s=1.0)
+        pcap.without_idle(table, idle_from_s=6.5, first_publish_s=7.0, interval_s=1.0)
 
 
 def test_a_truncated_capture_is_named(tmp_path):
     run = copy_run(RUN_500KB, tmp_path)
-    capture = run / "logs" / "node0002" / traffic.CAPTURE
+    capture = run / "logs" / "node0002" / pcap.CAPTURE
     with gzip.open(capture, "rb") as handle:
         data = handle.read()
     with gzip.open(capture, "wb") as handle:
         handle.write(data[:-30])
     with pytest.raises(LogError, match=r"node0002/eth0.pcap.gz: truncated packet"):
-        traffic.node_traffic(run, 1_000_000_000)
+        pcap.node_traffic(run, 1_000_000_000)
 
 
 def test_a_missing_capture_is_named(tmp_path):
     run = copy_run(RUN_500KB, tmp_path)
-    (run / "logs" / "node0003" / traffic.CAPTURE).unlink()
+    (run / "logs" / "node0003" / pcap.CAPTURE).unlink()
     with pytest.raises(LogError, match="node0003/eth0.pcap.gz: no packet capture; was the run made with shadow.traffic_capture: true"):
-        traffic.node_traffic(run, 1_000_000_000)
+        pcap.node_traffic(run, 1_000_000_000)
 
 
 def test_capture_is_switched_on_in_shadow_yaml(tmp_path, small_study):
-    captured = cfg.resolve({**small_study.study_config(), "shadow": {"traffic_capture": True}})
+    captured = loader.resolve({**small_study.study_config(), "shadow": {"traffic_capture": True}})
     for study, expected in ((small_study, None), (captured, {"pcap_enabled": True, "pcap_capture_size": "64 B"})):
-        run = shadow_config.plan(study, 2000)
-        shadow_config.render(run, tmp_path / str(study.traffic_capture), "bin/wakunode2", "curl")
+        run = plan.plan(study, 2000)
+        run_folder.render(run, tmp_path / str(study.traffic_capture), "bin/wakunode2", "curl")
         rendered = yaml.safe_load((tmp_path / str(study.traffic_capture) / "shadow.yaml").read_text())
         assert rendered.get("host_option_defaults") == expected
 

@@ -4,19 +4,19 @@ import re
 
 import pandas as pd
 import pytest
-
-from waku_shadow import logs, trees
-from waku_shadow.errors import LogError, ValidationError
-
 from conftest import RECORDED
-from recorded import RUN_100KB, RUN_2KB, RUNS, copy_run
+from recorded import RUN_2KB, RUN_100KB, RUNS, copy_run
+
+from waku_shadow.analyse import hops
+from waku_shadow.errors import LogError, ValidationError
+from waku_shadow.parse import node_logs, trees
 
 SWEEP_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
 
 
 @pytest.fixture(scope="module", params=RUNS, ids=lambda r: r.name)
 def receipts(request):
-    frame = logs.parse_run(request.param)["receipts"]
+    frame = node_logs.parse_run(request.param)["receipts"]
     frame["hop"] = trees.hops(frame)
     return frame
 
@@ -40,12 +40,12 @@ def test_parents_receive_before_their_children(receipts):
 
 
 def test_hop_histogram(receipts):
-    histogram = trees.hop_histogram(receipts)
+    histogram = hops.hop_histogram(receipts)
     assert histogram["receipts"].sum() == 15 * 6
 
 
 def test_a_link_to_a_node_that_never_received_is_named():
-    frame = logs.parse_run(RUN_2KB)["receipts"]
+    frame = node_logs.parse_run(RUN_2KB)["receipts"]
     relayed = frame.index[frame["from_host"] != frame["publisher"]][0]
     dropped_parent = frame.loc[relayed, "from_host"]
     message = frame.loc[relayed, "message"]
@@ -77,14 +77,14 @@ def test_ambiguous_short_ids_fail_loudly(tmp_path):
     identities.to_csv(run / "identities.csv", index=False)
     shared = re.escape(identities.loc[0, "short_peer_id"])
     with pytest.raises(LogError, match=f"short peer ID {shared} is shared by node0000, node0001"):
-        logs.parse_run(run)
+        node_logs.parse_run(run)
 
 
 @pytest.mark.parametrize("run", RUNS + SWEEP_RUNS, ids=lambda r: r.name)
 def test_latency_steps_give_the_trees_hops_where_they_show_steps(run):
-    receipts = logs.parse_run(run)["receipts"]
+    receipts = node_logs.parse_run(run)["receipts"]
     measured = receipts[~receipts["warmup"]]
-    inferred = trees.hops_from_latency_steps(measured["latency_ms"])
+    inferred = hops.hops_from_latency_steps(measured["latency_ms"])
     if run == RUN_100KB:
         # 100 KB copies queue on a 38 Mbit uplink for 21 ms each: one hop's receipts spread
         # over more than a hop (hop 1 reaches 526 ms, hop 2 starts at 416), so no steps to read
@@ -95,14 +95,14 @@ def test_latency_steps_give_the_trees_hops_where_they_show_steps(run):
 
 def test_latency_steps_need_separated_equal_steps():
     steps = pd.Series([300.0, 301, 302, 400, 401, 402, 403, 500, 501])
-    assert list(trees.hops_from_latency_steps(steps)) == [1, 1, 1, 2, 2, 2, 2, 3, 3]
-    assert trees.hops_from_latency_steps(pd.Series([300.0, 301, 302])) is None  # one group: nothing to tell hops by
-    assert trees.hops_from_latency_steps(pd.Series(range(300, 900, 7), dtype=float)) is None  # no gaps
+    assert list(hops.hops_from_latency_steps(steps)) == [1, 1, 1, 2, 2, 2, 2, 3, 3]
+    assert hops.hops_from_latency_steps(pd.Series([300.0, 301, 302])) is None  # one group: nothing to tell hops by
+    assert hops.hops_from_latency_steps(pd.Series(range(300, 900, 7), dtype=float)) is None  # no gaps
     # groups two and three 100 ms apart, but the third 180 ms after the second: not one step
-    assert trees.hops_from_latency_steps(pd.Series([300.0, 301, 400, 401, 580, 581])) is None
+    assert hops.hops_from_latency_steps(pd.Series([300.0, 301, 400, 401, 580, 581])) is None
     # the last group runs on for more than a step: later hops without a gap between them
-    assert trees.hops_from_latency_steps(pd.Series([300.0, 301, 400, 401, *range(500, 620, 10)])) is None
+    assert hops.hops_from_latency_steps(pd.Series([300.0, 301, 400, 401, *range(500, 620, 10)])) is None
     # a lone straggler is not a hop: it holds less than 1 % of the receipts
     lone = pd.Series([300.0] * 60 + [400.0] * 60 + [700.0])
-    assert trees.hops_from_latency_steps(lone) is None
-    assert trees.hops_from_latency_steps(lone, min_share=0.005) is None  # and 300 ms after the last step
+    assert hops.hops_from_latency_steps(lone) is None
+    assert hops.hops_from_latency_steps(lone, min_share=0.005) is None  # and 300 ms after the last step

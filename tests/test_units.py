@@ -1,6 +1,6 @@
 import pytest
 
-from waku_shadow import units
+from waku_shadow.configuration import units
 from waku_shadow.errors import ConfigError
 
 

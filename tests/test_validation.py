@@ -4,18 +4,21 @@ import json
 
 import pandas as pd
 import pytest
-
-from waku_shadow import cli, logs, runner, schedule, validation
-from waku_shadow.errors import ValidationError
-
 from recorded import RUN_2KB, RUNS, copy_run, rewrite_log
+
+from waku_shadow import cli
+from waku_shadow.errors import ValidationError
+from waku_shadow.parse import node_logs
+from waku_shadow.render import schedule
+from waku_shadow.run import run_stats
+from waku_shadow.validate import validation
 
 
 def check(run_dir):
-    tables = logs.parse_run(run_dir)
+    tables = node_logs.parse_run(run_dir)
     return validation.check(
         run_dir.name,
-        runner.read_stats(run_dir),
+        run_stats.read_stats(run_dir),
         list(pd.read_csv(run_dir / "identities.csv")["host"]),
         schedule.read(run_dir),
         tables["publishes"],
@@ -54,8 +57,8 @@ def test_min_delivery_lets_counted_losses_pass(tmp_path):
     receivers = [h for h in pd.read_csv(run / "identities.csv")["host"] if h != scheduled["publisher"][3]][:5]
     for receiver in receivers:
         rewrite_log(run, receiver, lambda lines: [l for l in lines if not ('"received relay message"' in l and target in l)])
-    tables = logs.parse_run(run)
-    args = (run.name, runner.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]), scheduled,
+    tables = node_logs.parse_run(run)
+    args = (run.name, run_stats.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]), scheduled,
             tables["publishes"], tables["receipts"])
     lenient = validation.check(*args, min_delivery=0.95)  # 5 of 105 missing: 95.2 % delivered
     assert lenient.problems == {} and lenient.counts["receipts_missing"] == 5
@@ -88,12 +91,12 @@ def test_crashed_node_fails_the_processes_check(tmp_path):
 
 def test_negative_latency_is_named(tmp_path):
     run = copy_run(RUN_2KB, tmp_path)
-    tables = logs.parse_run(run)
+    tables = node_logs.parse_run(run)
     receipts = tables["receipts"].copy()
     receipts.loc[0, "received_ns"] = receipts.loc[0, "publish_ns"] - 1
     receipts.loc[0, "latency_ms"] = -1.0
     report = validation.check(
-        run.name, runner.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]),
+        run.name, run_stats.read_stats(run), list(pd.read_csv(run / "identities.csv")["host"]),
         schedule.read(run), tables["publishes"], receipts,
     )
     assert report.problems["latency"].startswith("1 receipts arrive before their message was published: ")

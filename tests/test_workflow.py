@@ -7,10 +7,13 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
-from waku_shadow import layout, pipeline, stack
-
 from conftest import REPO
+
+from waku_shadow import checkout, layout
+from waku_shadow.configuration import sources
+from waku_shadow.paper import studies
+from waku_shadow.stack import builds
+
 
 def dry_run(*args, cwd=REPO):
     """snakemake -n, blind to this machine's local.yaml."""
@@ -20,7 +23,7 @@ def dry_run(*args, cwd=REPO):
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(cwd / "no-such-local.yaml")},
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(cwd / "no-such-local.yaml")},
     )
     return done.returncode, done.stdout + done.stderr
 
@@ -65,9 +68,9 @@ def test_shadow_is_built_with_the_patches_into_a_folder_named_after_them(tmp_pat
     code, out = dry_run("-p", "--config", f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}")
     assert code == 0, out
     assert job_counts(out)["build_shadow"] == 1
-    patches = stack.shadow_patches()
+    patches = checkout.shadow_patches()
     assert [p.name for p in patches] == ["0001-tcp-slow-start-after-idle.patch", "0002-shim-memory-syscalls.patch"]
-    prefix = f"{tmp_path}/build/shadow/v3.3.0-patches-{stack.patch_set_hash(patches)}"
+    prefix = f"{tmp_path}/build/shadow/v3.3.0-patches-{builds.patch_set_hash(patches)}"
     command = next(line for line in out.splitlines() if "scripts/build_shadow.sh" in line)
     assert (f" v3.3.0 {prefix} {REPO}/shadow/patches/0001-tcp-slow-start-after-idle.patch"
             f" {REPO}/shadow/patches/0002-shim-memory-syscalls.patch") in command
@@ -77,9 +80,9 @@ def test_shadow_is_built_with_the_patches_into_a_folder_named_after_them(tmp_pat
 def test_a_changed_shadow_patch_is_a_new_build(tmp_path):
     patch = tmp_path / "0001-x.patch"
     patch.write_text("one")
-    before = stack.shadow_build_name("v3.3.0", [patch])
+    before = builds.shadow_build_name("v3.3.0", [patch])
     patch.write_text("two")
-    assert stack.shadow_build_name("v3.3.0", [patch]) != before
+    assert builds.shadow_build_name("v3.3.0", [patch]) != before
 
 
 def test_bad_config_stops_before_any_rule(tmp_path):
@@ -156,7 +159,7 @@ def test_the_paper_target_runs_every_paper_study_once(tmp_path):
         simulations = {rule: n for rule, n in counts.items() if rule.endswith("simulate")}
         assert sorted(simulations.values()) == [4, 4, 12], (given, simulations)  # paper-calibrated: 3 seeds
         assert counts["paper"] == 1
-        assert f"{tmp_path}/results/{pipeline.PAPER_FIGURES}" in out
+        assert f"{tmp_path}/results/{studies.PAPER_FIGURES}" in out
 
 
 def test_the_paper_target_keeps_going_past_failed_runs_and_names_them(tmp_path):
@@ -171,12 +174,12 @@ def test_the_paper_target_keeps_going_past_failed_runs_and_names_them(tmp_path):
          f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}",
          f"stack={{shadow: {{binary: {shadow}}}, nwaku: {{binary: {wakunode2}}}}}"],
         cwd=REPO, capture_output=True, text=True, timeout=900,
-        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(tmp_path / "no-such-local.yaml")},
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(tmp_path / "no-such-local.yaml")},
     )
     assert done.returncode != 0
-    page = tmp_path / "results" / pipeline.PAPER_FIGURES
+    page = tmp_path / "results" / studies.PAPER_FIGURES
     states = pd.read_csv(page / "runs.csv")
-    assert len(states) == 20 and set(states["study"]) == set(pipeline.PAPER_STUDIES)
+    assert len(states) == 20 and set(states["study"]) == set(studies.PAPER_STUDIES)
     assert states["state"].str.startswith("failed: failed at simulated").all(), states["state"]
     for row in states.itertuples():
         assert (Path(row.detail) / layout.RUN_STATS).exists(), row.detail

@@ -9,10 +9,10 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-
-from waku_shadow import layout, pipeline
-
 from conftest import RECORDED, REPO
+
+from waku_shadow import layout
+from waku_shadow.configuration import sources
 
 STUDY = RECORDED / "recorded.yaml"
 
@@ -56,7 +56,7 @@ def snakemake(workdir, *args, study=STUDY):
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(workdir / "local.yaml"),
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(workdir / "local.yaml"),
              "REPLAY_RECORDED": str(RECORDED / "recorded")},
     )
 
@@ -93,7 +93,7 @@ def test_machine_settings_rerun_nothing(workdir, tmp_path):
         [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
          "-n", "--cores", "2", "--configfile", str(STUDY)],
         capture_output=True, text=True, timeout=300,
-        env={**os.environ, pipeline.LOCAL_CONFIG_ENV: str(changed), "REPLAY_RECORDED": str(RECORDED / "recorded")},
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(changed), "REPLAY_RECORDED": str(RECORDED / "recorded")},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Nothing to be done" in done.stdout + done.stderr

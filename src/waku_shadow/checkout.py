@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import StackError
+import pandas as pd
+
+from waku_shadow.errors import StackError
 
 REPOSITORY_ENV = "WAKU_SHADOW_REPOSITORY"
 MARKER = "Snakefile"
@@ -36,3 +38,35 @@ def path(relative: str | Path) -> Path:
     if not found.exists():
         raise StackError(f"{found}: missing from the waku-shadow repository")
     return found
+
+
+NWAKU_PATCHES = "nwaku-patches"
+
+
+SHADOW_PATCHES = "shadow/patches"
+
+
+def patches(tag: str) -> list[Path]:
+    """nwaku-patches/<tag>/*.patch, the patches for one nwaku tag, in the order they are applied."""
+    patch_dir = path(NWAKU_PATCHES)
+    found = sorted((patch_dir / tag).glob("*.patch"))
+    if not found:
+        carried = sorted(d.name for d in patch_dir.iterdir() if d.is_dir())
+        raise StackError(
+            f"stack.nwaku.tag: no patches for nwaku {tag} in {patch_dir}"
+            + (f"; the project carries patches for {', '.join(carried)}" if carried else "")
+        )
+    return found
+
+
+def shadow_patches() -> list[Path]:
+    """shadow/patches/*.patch, the patches the workflow applies to Shadow, in the order they are applied."""
+    return sorted(path(SHADOW_PATCHES).glob("*.patch"))
+
+
+PAPER_DATA = "data/paper"
+
+
+def paper_table(name: str) -> pd.DataFrame:
+    """One of the paper's published tables in data/paper/ (its '#' lines name the source)."""
+    return pd.read_csv(path(PAPER_DATA) / name, comment="#")

@@ -14,12 +14,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import config as cfg
-
-from .study import Study
-from . import bandwidth, bench, churn, nwaku, cost, findings, layout, load, logs, paper_page, pipeline, plots, reference, report, runner, schedule, shadow_config, stack, stats, sweep, traffic, trees, units, validation
-from .errors import ConfigError, StackError, ValidationError, WakuShadowError
-
+from waku_shadow import checkout, layout
+from waku_shadow.analyse import bandwidth, load_study, stats, study_tables
+from waku_shadow.configuration import loader, sources, units
+from waku_shadow.configuration.study import Study
+from waku_shadow.cost import bench, cost_model
+from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuShadowError
+from waku_shadow.paper import figures_page
+from waku_shadow.parse import node_logs, pcap, trees
+from waku_shadow.render import churn_plan, nwaku, plan, run_folder, schedule
+from waku_shadow.report import config_reference, docs_tables, plots, study_report
+from waku_shadow.run import collect, guard, run_stats
+from waku_shadow.stack import builds
+from waku_shadow.validate import publish_retries, validation
 
 
 def rendered_run(value: str) -> str:
@@ -31,17 +38,17 @@ def rendered_run(value: str) -> str:
 
 def load_run(run_dir: Path) -> Study:
     path = run_dir / layout.RUN_CONFIG
-    return pipeline.study_on_this_machine(cfg.read_yaml(path), source=str(path))
+    return sources.study_on_this_machine(loader.read_yaml(path), source=str(path))
 
 
 def cmd_check_config(args) -> None:
-    study = cfg.load(*args.configs)
+    study = loader.load(*args.configs)
     print(f"{study.name}: {study.nodes} nodes, runs: {', '.join(study.run_ids())}")
 
 
 def cmd_render(args) -> None:
     run_dir = Path(args.run_dir)
-    study = pipeline.study_on_this_machine(json.loads(args.config_json), source="run config")
+    study = sources.study_on_this_machine(json.loads(args.config_json), source="run config")
     (size,) = study.message_sizes
     wakunode2 = shutil.which(args.wakunode2)
     curl = shutil.which(study.stack.curl)
@@ -51,23 +58,23 @@ def cmd_render(args) -> None:
         raise StackError(f"stack.curl: {study.stack.curl!r} not found; the publisher processes need curl")
     if run_dir.exists():
         shutil.rmtree(run_dir)
-    run = shadow_config.plan(study, size)
-    shadow_config.render(run, run_dir, str(Path(wakunode2).resolve()), str(Path(curl).resolve()))
-    (run_dir / layout.RUN_CONFIG).write_text(cfg.dump_study(study))
+    run = plan.plan(study, size)
+    run_folder.render(run, run_dir, str(Path(wakunode2).resolve()), str(Path(curl).resolve()))
+    (run_dir / layout.RUN_CONFIG).write_text(loader.dump_study(study))
     provenance = {
         "study": study.name,
-        **sweep.point_columns(study),
+        **study_tables.point_columns(study),
         "nodes": study.nodes,
         "message_size_bytes": size,
         "topology_attempt": run.topology.attempt,
         "config_sha256_12": study.config_hash(),
         "rendered_at_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "waku_shadow": stack.project_version(),
-        "shadow": stack.command_version([args.shadow, "--version"]),
+        "waku_shadow": builds.project_version(),
+        "shadow": builds.command_version([args.shadow, "--version"]),
         "nwaku": json.loads(Path(args.nwaku_identity).read_text()),
         # what the patches read: the settings every node ran with (unset ones keep nwaku's own behaviour)
         "nwaku_environment": nwaku.environment(study),
-        "curl": stack.command_version([curl, "--version"]),
+        "curl": builds.command_version([curl, "--version"]),
         "host": {"machine": platform.machine(), "python": platform.python_version()},
         "python_packages": {p: metadata.version(p) for p in ("pandas", "numpy", "snakemake") if _installed(p)},
     }
@@ -87,7 +94,7 @@ def cmd_identify_nwaku(args) -> None:
     if not binary.is_file():
         raise StackError(f"wakunode2 not found: {binary}")
     patches = None if args.prebuilt else [Path(p) for p in args.patches]
-    identity = stack.nwaku_identity(
+    identity = builds.nwaku_identity(
         args.tag, patches, binary, args.built_from, args.make_flag, args.memory_manager, args.allocator
     )
     Path(args.out).write_text(json.dumps(identity, indent=2) + "\n")
@@ -95,21 +102,21 @@ def cmd_identify_nwaku(args) -> None:
 
 def cmd_adopt_nwaku(args) -> None:
     """Install a wakunode2 built with nwaku-patches/ where the build rule would have put it."""
-    study = pipeline.study_from_snakemake({})
-    target = pipeline.nwaku_build_dir(study)
+    study = sources.study_from_snakemake({})
+    target = builds.nwaku_build_dir(study)
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy2(args.binary, target / "wakunode2")
     nwaku = study.stack
-    identity = stack.nwaku_identity(
+    identity = builds.nwaku_identity(
         nwaku.nwaku_tag,
-        stack.patches(nwaku.nwaku_tag),
+        checkout.patches(nwaku.nwaku_tag),
         target / "wakunode2",
         args.built_from,
         list(nwaku.nwaku_make_flags),
         nwaku.nwaku_memory_manager,
         nwaku.nwaku_allocator,
     )
-    (target / stack.IDENTITY).write_text(json.dumps(identity, indent=2) + "\n")
+    (target / builds.IDENTITY).write_text(json.dumps(identity, indent=2) + "\n")
     print(target / "wakunode2")
 
 
@@ -117,7 +124,7 @@ def cmd_simulate(args) -> None:
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
     study_dir = layout.study_dir_of(run_dir)
-    stats_ = runner.run(
+    stats_ = guard.run(
         args.shadow,
         run_dir,
         memory_floor_bytes=study.resources.memory_floor_bytes,
@@ -128,7 +135,7 @@ def cmd_simulate(args) -> None:
         parallelism=args.parallelism,
         memory_budget_bytes=args.memory_budget_mb * 2**20 if args.memory_budget_mb else None,
     )
-    logs.collect(run_dir)
+    collect.collect(run_dir)
     print(
         f"{run_dir.name}: {stats_.wall_seconds:.0f} s wall, peak memory {stats_.peak_memory_bytes / 2**30:.1f} GiB",
         file=sys.stderr,
@@ -137,7 +144,7 @@ def cmd_simulate(args) -> None:
 
 def cmd_parse(args) -> None:
     run_dir = Path(args.run_dir)
-    tables = logs.parse_run(run_dir)
+    tables = node_logs.parse_run(run_dir)
     receipts = tables["receipts"]
     try:
         receipts["hop"] = trees.hops(receipts)
@@ -152,7 +159,7 @@ def cmd_parse(args) -> None:
 def cmd_traffic(args) -> None:
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
-    traffic.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / layout.TRAFFIC, index=False)
+    pcap.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / layout.TRAFFIC, index=False)
     bandwidth.run_amplification(run_dir, study).to_parquet(run_dir / layout.AMPLIFICATION, index=False)
 
 
@@ -162,32 +169,32 @@ def cmd_validate(args) -> None:
     hosts = list(pd.read_csv(run_dir / layout.IDENTITIES)["host"])
     result = validation.check(
         study.runs()[0].run_id,
-        runner.read_stats(run_dir),
+        run_stats.read_stats(run_dir),
         hosts,
         schedule.read(run_dir),
         pd.read_parquet(run_dir / layout.PUBLISHES),
         pd.read_parquet(run_dir / layout.RECEIPTS),
-        logs.publish_retries(run_dir),
+        publish_retries.publish_retries(run_dir),
         study.min_delivery,
-        churn.read(run_dir),
+        churn_plan.read(run_dir),
         len(pd.read_parquet(run_dir / layout.RECEIPTS_AGAIN)),
     )
     validation.require(result, run_dir)
 
 
 def cmd_summarize(args) -> None:
-    study = cfg.load(args.study_config)
+    study = loader.load(args.study_config)
     out = Path(args.out)
     run_dirs = [Path(d) for d in args.runs]
-    keys = sweep.point_keys(study)
-    receipts = pd.concat([sweep.run_table(d, layout.RECEIPTS) for d in run_dirs], ignore_index=True)
+    keys = study_tables.point_keys(study)
+    receipts = pd.concat([study_tables.run_table(d, layout.RECEIPTS) for d in run_dirs], ignore_index=True)
     receipts.to_parquet(out / layout.STUDY_RECEIPTS, index=False)
     summary = stats.latency_summary(receipts, keys)
     summary.to_csv(out / layout.LATENCY_SUMMARY, index=False, float_format="%.3f")
     (out / layout.LATENCY_SUMMARY_MD).write_text(stats.to_markdown(summary))
-    runs = sweep.runs_table(run_dirs, keys)
+    runs = study_tables.runs_table(run_dirs, keys)
     runs.to_csv(out / layout.RUNS_TABLE, index=False, float_format="%.6g")
-    points = sweep.points_table(runs, keys)
+    points = study_tables.points_table(runs, keys)
     points.to_csv(out / layout.POINTS_TABLE, index=False, float_format="%.6g")
     figures = out / layout.FIGURES
     plots.latency_distributions(receipts, summary, f"{study.name}: {study.nodes} nwaku nodes in Shadow",
@@ -195,13 +202,13 @@ def cmd_summarize(args) -> None:
     if study.sweep:
         plots.sweep_tradeoff(points, study.sweep.name, figures / "sweep.png")
     load_points = knees = None
-    if load.is_load_study(study):
-        load_points = load.load_points(runs, study)
-        knees = load.knees(load_points)
+    if load_study.is_load_study(study):
+        load_points = load_study.load_points(runs, study)
+        knees = load_study.knees(load_points)
         load_points.to_csv(out / layout.LOAD_TABLE, index=False, float_format="%.6g")
         knees.to_csv(out / layout.KNEES_TABLE, index=False, float_format="%.6g")
         plots.load_curves(load_points, knees, figures / "load.png")
-    (out / layout.REPORT_MD).write_text(report.study_report(study, run_dirs, receipts, summary, points, knees))
+    (out / layout.REPORT_MD).write_text(study_report.study_report(study, run_dirs, receipts, summary, points, knees))
 
 
 def cmd_report(args) -> None:
@@ -266,34 +273,34 @@ def cmd_bench_scaling(args) -> None:
 
 def cmd_config_reference(args) -> None:
     """The configuration reference (docs/configuration.md), from the study schema."""
-    print(reference.markdown(), end="")
+    print(config_reference.markdown(), end="")
 
 
 def cmd_cost_law(args) -> None:
     """Fit the cost law to the completed runs of one nwaku build under results/ and write it."""
-    runs = cost.measured_runs(Path(args.results))
+    runs = cost_model.measured_runs(Path(args.results))
     if runs.empty:
         raise ConfigError(f"no completed runs under {args.results}")
     build = args.build or runs["build"].mode()[0]
-    law = cost.fit(runs, build, os.cpu_count() or 1)
-    cost.write(law, Path(args.out))
+    law = cost_model.fit(runs, build, os.cpu_count() or 1)
+    cost_model.write(law, Path(args.out))
     print(runs[runs["build"] == build].round(2).to_string(index=False))
     print(f"{args.out}: {law}")
 
 
 def cmd_docs_tables(args) -> None:
     """Fill the generated tables of the README and docs (findings, cost) from results/ and bench/."""
-    generated = findings.tables(Path(args.results), Path(args.bench))
+    generated = docs_tables.tables(Path(args.results), Path(args.bench))
     for doc in map(Path, args.docs):
-        text, kept = findings.fill(doc.read_text(), generated, str(doc))
+        text, kept = docs_tables.fill(doc.read_text(), generated, str(doc))
         doc.write_text(text)
         print(f"{doc}: " + (f"kept as they were, no results here: {', '.join(kept)}" if kept else "every table written"))
 
 
 def cmd_paper_page(args) -> None:
     """The paper's figures and tables from the studies' validated runs, in one folder with one page."""
-    studies = [pipeline.study_on_this_machine(cfg.read_yaml(path), source=path) for path in args.studies]
-    missing = paper_page.write(studies, Path(args.out))
+    studies = [sources.study_on_this_machine(loader.read_yaml(path), source=path) for path in args.studies]
+    missing = figures_page.write(studies, Path(args.out))
     print(f"{args.out}/index.html: " + (f"{len(missing)} missing:\n  " + "\n  ".join(missing) if missing else "complete"))
 
 
@@ -391,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("cost-law", help="fit what a run costs (memory, wall time) to the completed runs under results/")
     p.add_argument("--results", default="results")
     p.add_argument("--build", help="the nwaku build whose runs to fit (tag-memory_manager-allocator); default: the commonest")
-    p.add_argument("--out", default=cost.LAW_FILE)
+    p.add_argument("--out", default=cost_model.LAW_FILE)
     p.set_defaults(func=cmd_cost_law)
 
     p = sub.add_parser("docs-tables", help="write the measured tables of docs/findings.md and docs/cost.md from results/ and bench/")

@@ -1,0 +1,102 @@
+"""What each message costs in bandwidth: bytes on the wire, copies sent, duplicates, amplification."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from waku_shadow import layout
+from waku_shadow.analyse import stats
+from waku_shadow.configuration.study import Study
+from waku_shadow.parse import pcap
+
+
+def interval_start(time_s: float, interval_s: float) -> float:
+    """The start of the traffic table's interval that holds ``time_s``."""
+    return time_s // interval_s * interval_s
+
+
+def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float) -> pd.Series:
+    """Bytes all nodes sent (idle traffic subtracted) from each message's publish to the next one's.
+
+    Messages are published one at a time, an interval apart, so a message owns the traffic
+    of the table's intervals from its publish to the next; the table's interval must be
+    shorter than the time between messages.
+    """
+    order = publishes.sort_values("publish_ns")
+    starts = [interval_start(ns / 1e9, interval_s) for ns in order["publish_ns"]]
+    ends = starts[1:] + [interval_start(stop_s, interval_s)]
+    sent = {}
+    for message, start, end in zip(order["message"], starts, ends):
+        window = busy[(busy["time_s"] >= start) & (busy["time_s"] < end)]
+        sent[message] = window["bytes_out"].sum()
+    return pd.Series(sent, name="wire_bytes")
+
+
+def amplification(
+    receipts: pd.DataFrame, sends: pd.DataFrame, publishes: pd.DataFrame, busy: pd.DataFrame, stop_s: float, interval_s: float
+) -> pd.DataFrame:
+    """Per message: receivers, copies sent (nwaku's "sent relay message"), duplicates per receiver,
+    wire bytes, and amplification = wire bytes / (payload x receivers).
+
+    An amplification of 1 would mean every receiver got the payload exactly once and nothing
+    else crossed the wire; the paper approximates it by D.
+    """
+    per_message = receipts.groupby(["msg_hash", "message", "size_bytes", "warmup"]).size().rename("receivers").reset_index()
+    copies = sends.groupby("msg_hash").size().rename("copies_sent")
+    per_message = per_message.join(copies, on="msg_hash")
+    per_message["duplicates_per_receiver"] = per_message["copies_sent"] / per_message["receivers"] - 1
+    per_message = per_message.join(message_wire_bytes(busy, publishes, stop_s, interval_s), on="message")
+    per_message["amplification"] = per_message["wire_bytes"] / (per_message["size_bytes"] * per_message["receivers"])
+    return per_message
+
+
+def busy_traffic(run_dir, study, publishes: pd.DataFrame) -> pd.DataFrame:
+    """The run's traffic from the first publish on, each node's idle rate (measured over the
+    second half of bootstrap) subtracted."""
+    table = pd.read_parquet(run_dir / layout.TRAFFIC)
+    interval_s = study.traffic_interval_ns / 1e9
+    return pcap.without_idle(
+        table,
+        idle_from_s=interval_start(study.bootstrap_ns / 2e9, interval_s),
+        first_publish_s=interval_start(publishes["publish_ns"].min() / 1e9, interval_s),
+        interval_s=interval_s,
+    )
+
+
+def run_amplification(run_dir, study) -> pd.DataFrame:
+    """Amplification of every message of one run."""
+    receipts = pd.read_parquet(run_dir / layout.RECEIPTS)
+    sends = pd.read_parquet(run_dir / layout.SENDS)
+    publishes = pd.read_parquet(run_dir / layout.PUBLISHES)
+    busy = busy_traffic(run_dir, study, publishes)
+    return amplification(receipts, sends, publishes, busy, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9)
+
+
+def run_cost(run_dir: Path, study: Study) -> dict:
+    """What one run's messages cost the network: messages and payload published, net bytes (in +
+    out over all nodes from the first publish on, idle traffic subtracted, as the Docker
+    evaluation counted them), and the mean amplification and duplicates of measured messages."""
+    publishes = pd.read_parquet(run_dir / layout.PUBLISHES)
+    busy = busy_traffic(run_dir, study, publishes)
+    per_message = pd.read_parquet(run_dir / layout.AMPLIFICATION)
+    measured = stats.measured(per_message)
+    net_bytes = float(busy["bytes_in"].sum() + busy["bytes_out"].sum())
+    return {
+        "messages_published": len(publishes),
+        "payload_bytes": study.message_sizes[0] * len(publishes),
+        "net_bytes": net_bytes,
+        "net_bytes_per_message": net_bytes / len(publishes),
+        "amplification": float(measured["amplification"].mean()),
+        "duplicates_per_receiver": float(measured["duplicates_per_receiver"].mean()),
+    }
+
+
+def fit_axis(study: Study) -> str | None:
+    """What a study's net bytes are fitted against: the messages published when it sweeps their
+    number, the payload published when it runs several sizes, nothing otherwise (a D, load or churn sweep)."""
+    if study.sweep is not None:
+        counts = ("traffic.publishers", "traffic.messages_per_publisher")
+        return "messages_published" if study.sweep.parameter in counts else None
+    return "payload_bytes" if len(study.message_sizes) > 1 else None

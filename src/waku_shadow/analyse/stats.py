@@ -1,0 +1,100 @@
+"""Latency statistics per message size (and swept value), warm-up messages excluded."""
+
+from __future__ import annotations
+
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from waku_shadow.configuration.units import human_size
+
+SUMMARY_COLUMNS = ["size_bytes", "count", "min", "mean", "p50", "p95", "max"]
+
+
+def measured(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of measured messages: every figure and table is made of these. Warm-up messages
+    are published, delivered and validated like the others, but never measured."""
+    return table[~table["warmup"].astype(bool)]
+
+
+def latency_summary(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """count, min, mean, p50, p95 and max of latency in ms per size, or per ``keys`` (a swept
+    value and the size), pooling a point's repetitions.
+
+    Percentiles interpolate linearly between order statistics (numpy's default).
+    """
+    receipts = measured(receipts)
+    keys = list(keys)
+    grouped = receipts.groupby(keys)["latency_ms"]
+    summary = pd.DataFrame(
+        {
+            "count": grouped.size(),
+            "min": grouped.min(),
+            "mean": grouped.mean(),
+            "p50": grouped.quantile(0.50),
+            "p95": grouped.quantile(0.95),
+            "max": grouped.max(),
+        }
+    ).reset_index()
+    extra = [k for k in keys if k != "size_bytes"]
+    return summary[extra + SUMMARY_COLUMNS].sort_values(keys, ignore_index=True)
+
+
+def to_markdown(summary: pd.DataFrame) -> str:
+    extra = [c for c in summary.columns if c not in SUMMARY_COLUMNS]
+    header = "| " + "".join(f"{c} | " for c in extra) + "size | count | min (ms) | mean (ms) | p50 (ms) | p95 (ms) | max (ms) |"
+    rule = "|" + "---:|" * len(extra) + "---|---:|---:|---:|---:|---:|---:|"
+    rows = [
+        "| " + "".join(f"{r[c]} | " for c in extra)
+        + f"{human_size(int(r['size_bytes']))} | {int(r['count'])} | {r['min']:.1f} | {r['mean']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} |"
+        for r in summary.to_dict("records")
+    ]
+    return "\n".join([header, rule, *rows]) + "\n"
+
+
+def compare(ours: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Two studies' summaries side by side for the sizes both have: statistic, ours, other, ours / other."""
+    both = ours.merge(other, on="size_bytes", suffixes=("_ours", "_other"))
+    rows = [
+        {
+            "size_bytes": int(row["size_bytes"]),
+            "statistic": statistic,
+            "ours_ms": row[f"{statistic}_ours"],
+            "other_ms": row[f"{statistic}_other"],
+        }
+        for row in both.to_dict("records")
+        for statistic in ("min", "mean", "p50", "p95", "max")
+    ]
+    table = pd.DataFrame(rows, columns=["size_bytes", "statistic", "ours_ms", "other_ms"])
+    table["ratio"] = table["ours_ms"] / table["other_ms"]
+    return table
+
+
+def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """How far our latency distribution is from a reference's, per group of ``ours`` by ``keys``
+    (which include size_bytes) whose size the reference has; warm-up receipts left out of both.
+
+    ks: the Kolmogorov–Smirnov distance, the largest vertical gap between the two ECDFs (0 to 1).
+    wasserstein_ms: the area between the two ECDFs, how far (ms) latency must move on average to
+    turn one distribution into the other.
+    """
+    ours, reference = measured(ours), measured(reference)
+    rows = []
+    for point, group in ours.groupby(keys):
+        at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
+        other = reference.loc[reference["size_bytes"] == at["size_bytes"], "latency_ms"]
+        if other.empty:
+            continue
+        rows.append({
+            **at,
+            "ks": scipy_stats.ks_2samp(group["latency_ms"], other).statistic,
+            "wasserstein_ms": scipy_stats.wasserstein_distance(group["latency_ms"], other),
+            "ours_n": len(group),
+            "reference_n": len(other),
+        })
+    return pd.DataFrame(rows, columns=[*keys, "ks", "wasserstein_ms", "ours_n", "reference_n"])
+
+
+def fit_line(x: pd.Series, y: pd.Series) -> dict:
+    """Least-squares y = slope x + intercept, with R²."""
+    fit = scipy_stats.linregress(x, y)
+    return {"slope": float(fit.slope), "intercept": float(fit.intercept), "r2": float(fit.rvalue**2)}

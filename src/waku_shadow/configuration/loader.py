@@ -1,0 +1,489 @@
+"""Reading a study config: YAML files merged over the schema's defaults (and, for the
+machine-specific ``stack`` and ``resources`` sections, an untracked local config), validated,
+units and cross-key rules checked, and turned into a typed ``Study``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from waku_shadow import checkout
+from waku_shadow.configuration import rln_platforms, rtt_matrix, schema, units
+from waku_shadow.configuration.study import (
+    Gossipsub,
+    Locations,
+    Resources,
+    Rln,
+    RunPoint,
+    Spam,
+    Stack,
+    Study,
+    Sweep,
+    merge,
+    point_config,
+    sweep_setting,
+    with_sweep_value,
+)
+from waku_shadow.errors import ConfigError, ConfigProblems, Problem, describe
+
+# swept keys that may take 0: no churn, no spam
+ZERO_SWEEPS = ("churn.leaves_per_minute", "spam.messages_per_epoch")
+
+
+def read_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys, not {type(data).__name__}")
+    return data
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One source of a study's settings: a YAML file, the command line's --config, a shipped config."""
+
+    source: str
+    values: dict
+
+
+def load(*paths: str | Path) -> Study:
+    """Load a study from one or more YAML files, later ones overriding earlier ones."""
+    return resolve_layers([Layer(str(path), read_yaml(path)) for path in paths])
+
+
+def resolve(raw: dict, source: str = "config") -> Study:
+    """Validate a raw config mapping against the schema and derive a ``Study``."""
+    return resolve_layers([Layer(source, raw)])
+
+
+def resolve_layers(layers: list[Layer]) -> Study:
+    """The study the layers make, later ones overriding earlier ones; if it cannot be made,
+    one ConfigError naming every problem with the source that set its key."""
+    raw: dict = {}
+    for layer in layers:
+        raw = merge(raw, layer.values)
+    try:
+        return _resolve(raw)
+    except ConfigProblems as exc:
+        raise ConfigError(describe(exc.problems, lambda key: source_of(key, layers))) from None
+
+
+def source_of(key: str, layers: list[Layer]) -> str:
+    """The last layer that sets ``key``, else the layers that set keys under it, else "the default"
+    (no layer sets it); for a problem of no one key, every layer."""
+    path = [part for part in re.split(r"[.\[\]]+", key) if part]
+    if not path:
+        return " and ".join(dict.fromkeys(layer.source for layer in layers))
+    setting = [layer.source for layer in layers if _sets(layer.values, path)]
+    if setting:
+        return setting[-1]
+    beneath = [layer.source for layer in layers if _sets(layer.values, path, beneath=True)]
+    return " and ".join(dict.fromkeys(beneath)) or "the default"
+
+
+def _sets(values: dict, path: list[str], beneath: bool = False) -> bool:
+    node = values
+    for part in path:
+        if isinstance(node, list) and part.isdigit():
+            return True  # a list item: the layer sets the whole list
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return bool(node) if beneath else True
+
+
+class Problems:
+    """The problems of one config, collected as the checks go, so that one error names them all."""
+
+    def __init__(self, found: list[Problem] | None = None):
+        self.found = list(found or [])
+
+    def add(self, key: str, message: str) -> None:
+        self.found.append(Problem(key, f"{key}: {message}"))
+
+    def parsed(self, parse, *args):
+        """``parse(*args)``, or None with its ConfigError recorded."""
+        try:
+            return parse(*args)
+        except ConfigProblems as exc:
+            self.found.extend(exc.problems)
+        except ConfigError as exc:
+            self.found.append(Problem(exc.key or "", str(exc)))
+        return None
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise ConfigProblems(self.found)
+
+
+def _resolve(raw: dict) -> Study:
+    refused = schema.problems(raw)
+    if refused:
+        # what the schema refused is named; the keys it left are checked further where they can be
+        raw = schema.without_refused_keys(raw, refused)
+        if schema.problems(raw):
+            raise ConfigProblems(refused)
+    found = Problems(refused)
+    resolved = schema.with_defaults(raw, schema.schema())
+    # keys another setting makes meaningless are refused when given and resolve to null
+    raw_net = raw.get("network") or {}
+    if resolved["network"]["topology"] == "cascade":
+        if raw_net.get("peers_per_node") is not None:
+            found.add("network.peers_per_node", "a cascade's nodes dial only their neighbour; remove the key")
+        resolved["network"]["peers_per_node"] = None
+    if resolved["network"]["locations"] is not None:
+        if raw_net.get("latency") is not None:
+            found.add("network.latency", "with network.locations the latencies come from its rtt_matrix; remove the key")
+        resolved["network"]["latency"] = None
+    # a sweep study's own fields are those of its first value; each value is checked below
+    cfg = with_sweep_value(resolved, resolved["sweep"] and resolved["sweep"]["values"][0])
+    net, gs, traffic, rln, sh, res = (cfg[k] for k in ("network", "gossipsub", "traffic", "rln", "shadow", "resources"))
+
+    nodes = net["nodes"]
+    if net["topology"] == "random" and net["peers_per_node"] is None:
+        found.add("network.peers_per_node", "a random topology needs it")
+    if net["tcp_slow_start_after_idle"] and sh["experimental"].get("use_new_tcp"):
+        found.add(
+            "network.tcp_slow_start_after_idle",
+            "only Shadow's legacy TCP has it, not the one shadow.experimental.use_new_tcp selects",
+        )
+    if net["locations"] is None and net["latency"] is None:
+        found.add("network.latency", "needed unless network.locations is set")
+    if net["topology"] == "random" and net["peers_per_node"] is not None and net["peers_per_node"] >= nodes:
+        found.add("network.peers_per_node", f"{net['peers_per_node']} must be less than network.nodes ({nodes})")
+    if traffic["publishers"] > nodes:
+        found.add("traffic.publishers", f"{traffic['publishers']} is more than network.nodes ({nodes})")
+
+    sizes = tuple(
+        found.parsed(units.size_bytes, value, f"traffic.message_sizes[{i}]")
+        for i, value in enumerate(traffic["message_sizes"])
+    )
+    read = [size for size in sizes if size is not None]
+    if any(size == 0 for size in read):
+        found.add("traffic.message_sizes", "a payload must have at least 1 byte")
+    if len(set(read)) != len(read):
+        found.add("traffic.message_sizes", f"{list(traffic['message_sizes'])} repeats a size")
+
+    gossipsub = Gossipsub(**{key: value for key, value in gs.items() if key != "prune_only_removed"})
+    _check_mesh(gossipsub, nodes, net["topology"], found)
+
+    interval = found.parsed(units.duration_ns, traffic["interval"], "traffic.interval")
+    if interval is not None and interval <= 0:
+        found.add("traffic.interval", "must be longer than 0")
+
+    bootstrap = found.parsed(units.duration_ns, sh["bootstrap"], "shadow.bootstrap")
+    drain = found.parsed(units.duration_ns, sh["drain"], "shadow.drain")
+    stop = None if sh["stop_time"] is None else found.parsed(units.duration_ns, sh["stop_time"], "shadow.stop_time")
+
+    sweep = None
+    if cfg["sweep"] is not None:
+        sweep = Sweep(cfg["sweep"]["parameter"], tuple(cfg["sweep"]["values"]))
+        section, key = sweep.parameter.split(".")
+        given = (raw.get(section) or {}).get(key)
+        if given is not None and [sweep_setting(sweep.parameter, v) for v in sweep.values] != [given]:
+            found.add(sweep.parameter, "sweep.values sets it; remove the key")
+        resolved[section].pop(key, None)  # not a default either: the sweep sets it in every run
+        if sweep.parameter not in ZERO_SWEEPS and min(sweep.values) < 1:
+            found.add("sweep.values", f"{sweep.parameter} takes values of at least 1, got {min(sweep.values)}")
+        if sweep.parameter == "network.peers_per_node" and net["topology"] == "cascade":
+            found.add("sweep.parameter", "a cascade has no peers_per_node to sweep")
+        if cfg["report"]["compare_with"] is not None:
+            found.add("report.compare_with", "studies are compared size by size; a sweep has several points per size")
+
+    latency = None if net["latency"] is None else found.parsed(units.duration_ns, net["latency"], "network.latency")
+    locations = None if net["locations"] is None else found.parsed(_locations, net["locations"])
+    bandwidth_up = found.parsed(_positive_quantity, units.bandwidth_bps, net["bandwidth_up"], "network.bandwidth_up")
+    bandwidth_down = found.parsed(_positive_quantity, units.bandwidth_bps, net["bandwidth_down"], "network.bandwidth_down")
+    rln_settings = found.parsed(_rln, raw.get("rln") or {}, rln)
+    mmap_threshold = found.parsed(_mmap_threshold, sh["nwaku_mmap_threshold"])
+    traffic_interval = found.parsed(_positive_quantity, units.duration_ns, sh["traffic_interval"], "shadow.traffic_interval")
+    churn_downtime = found.parsed(_positive_quantity, units.duration_ns, cfg["churn"]["downtime"], "churn.downtime")
+    spam = found.parsed(_spam, cfg["spam"], cfg["rln"], traffic["publishers"], nodes)
+    stack = found.parsed(_stack, cfg["stack"])
+    memory_floor = found.parsed(units.size_bytes, res["memory_floor"], "resources.memory_floor")
+    poll_interval = found.parsed(units.duration_ns, res["memory_poll_interval"], "resources.memory_poll_interval")
+    run_memory = None if res["run_memory"] is None else found.parsed(units.size_bytes, res["run_memory"], "resources.run_memory")
+    run_runtime = None if res["run_runtime"] is None else found.parsed(units.duration_ns, res["run_runtime"], "resources.run_runtime")
+
+    by_size = _check_by_size(resolved, cfg["by_size"], read, sweep, found)
+    _check_patched_settings(cfg, found)
+
+    first_size = next((size for size in sizes if size), None)
+    if sweep is not None and len(sweep.values) > 1 and first_size is not None:
+        for value in sweep.values:
+            # the first size and seed of each value stand for all its runs; by_size is checked on its own
+            try:
+                _resolve(point_config({**resolved, "by_size": {}}, RunPoint(f"{value}", first_size, cfg["seed"], value)))
+            except ConfigProblems as exc:
+                for problem in exc.problems:
+                    found.add("sweep.values", f"{sweep.parameter} = {value}: {problem.text}")
+    found.raise_any()
+
+    study = Study(
+        name=cfg["study"],
+        seed=cfg["seed"],
+        repetitions=cfg["repetitions"],
+        sweep=sweep,
+        nodes=nodes,
+        topology=net["topology"],
+        peers_per_node=1 if net["topology"] == "cascade" else net["peers_per_node"],
+        latency_ns=latency,
+        locations=locations,
+        bandwidth_up_bps=bandwidth_up,
+        bandwidth_down_bps=bandwidth_down,
+        packet_loss=float(net["packet_loss"]),
+        tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
+        gossipsub=gossipsub,
+        stream_muxer=cfg["libp2p"]["stream_muxer"],
+        prune_only_removed=gs["prune_only_removed"],
+        publishers=traffic["publishers"],
+        messages_per_publisher=traffic["messages_per_publisher"],
+        message_sizes=sizes,
+        by_size=by_size,
+        interval_ns=interval,
+        warmup_messages=traffic["warmup_messages"],
+        rln=rln_settings,
+        bootstrap_ns=bootstrap,
+        drain_ns=drain,
+        stop_time_override_ns=stop,
+        model_unblocked_syscall_latency=sh["model_unblocked_syscall_latency"],
+        shim_memory_syscalls=sh["shim_memory_syscalls"],
+        nwaku_log_level=sh["nwaku_log_level"],
+        nwaku_services=sh["nwaku_services"],
+        nwaku_copy_once=sh["nwaku_copy_once"],
+        nwaku_poll_once_per_burst=sh["nwaku_poll_once_per_burst"],
+        nwaku_mmap_threshold_bytes=mmap_threshold,
+        traffic_capture=sh["traffic_capture"],
+        traffic_interval_ns=traffic_interval,
+        shadow_experimental=dict(sh["experimental"]),
+        compare_with=cfg["report"]["compare_with"],
+        churn_leaves_per_minute=cfg["churn"]["leaves_per_minute"],
+        churn_downtime_ns=churn_downtime,
+        spam=spam,
+        min_delivery=float(cfg["validation"]["min_delivery"]),
+        stack=stack,
+        resources=Resources(
+            memory_floor_bytes=memory_floor,
+            memory_poll_interval_ns=poll_interval,
+            merge_identical_pages=res["merge_identical_pages"],
+            cost_margin=res["cost_margin"],
+            run_memory_bytes=run_memory,
+            run_runtime_ns=run_runtime,
+            threads_per_run=res["threads_per_run"],
+            results_dir=str(Path(res["results_dir"]).expanduser()),
+            build_dir=str(Path(res["build_dir"]).expanduser()),
+        ),
+        resolved=resolved,
+    )
+    if stop is not None and stop <= study.last_publish_ns:
+        found.add("shadow.stop_time", f"{sh['stop_time']} ends before the last publish at {units.shadow_time(study.last_publish_ns)}")
+    found.raise_any()
+    return study
+
+
+def _check_by_size(resolved: dict, by_size: dict, sizes: list[int], sweep: Sweep | None, found: Problems) -> dict[int, dict]:
+    """by_size's settings by size, each size's run config resolved on its own (the first swept value
+    and seed stand for the rest)."""
+    settings = {}
+    for key, values in by_size.items():
+        where = f"by_size.{key}"
+        size = found.parsed(units.size_bytes, key, where)
+        if size is None:
+            continue
+        if size not in sizes:
+            found.add(where, f"{key} is not one of traffic.message_sizes")
+        elif size in settings:
+            found.add(where, f"{key} is a size by_size already names")
+        elif "nodes" in (values.get("network") or {}):
+            found.add(where, "network.nodes is the study's, for every size")
+        elif sweep is not None and sweep.parameter.split(".")[1] in (values.get(sweep.parameter.split(".")[0]) or {}):
+            found.add(where, f"{sweep.parameter} is swept; it cannot also differ by size")
+        else:
+            settings[size] = values
+            try:
+                _resolve(point_config(resolved, RunPoint(key, size, resolved["seed"], sweep and sweep.values[0])))
+            except ConfigProblems as exc:
+                for problem in exc.problems:
+                    found.add(where, problem.text)
+    return settings
+
+
+# settings nwaku reads only through one of nwaku-patches/<tag>/, by the patch's number
+PATCHED_SETTINGS = {"libp2p.stream_muxer": "0013", "rln.epoch": "0011", "gossipsub.prune_only_removed": "0014"}
+
+
+def _check_patched_settings(cfg: dict, found: Problems) -> None:
+    tag = cfg["stack"]["nwaku"]["tag"]
+    carried = [patch.name for patch in checkout.patches(tag)]
+    for key, number in PATCHED_SETTINGS.items():
+        section, name = key.split(".")
+        if cfg[section][name] not in (None, False) and not any(patch.startswith(number) for patch in carried):
+            found.add(key, f"nwaku {tag} does not read it: nwaku-patches/{tag}/ has no patch {number}")
+
+
+def _check_mesh(gossipsub: Gossipsub, nodes: int, topology: str, found: Problems) -> None:
+    eff = gossipsub.effective()
+    if not eff["d_low"] <= eff["d"] <= eff["d_high"]:
+        found.add(
+            "gossipsub",
+            "need d_low <= d <= d_high, got "
+            f"d_low={eff['d_low']}, d={eff['d']}, d_high={eff['d_high']} (unset values are nwaku's 6/4/8)",
+        )
+    # a D the study sets (d_low <= d above) must be one a node can reach: no node has more peers than this
+    most_peers = 2 if topology == "cascade" else nodes - 1
+    if gossipsub.d is not None and gossipsub.d > most_peers:
+        where = "a cascade's node has 2" if topology == "cascade" else f"a node of {nodes} has at most {most_peers}"
+        found.add("gossipsub.d", f"{gossipsub.d} mesh peers cannot exist: {where} peers")
+
+
+def _locations(locations: dict) -> Locations:
+    path = Path(locations["rtt_matrix"])
+    if not path.is_absolute():
+        path = checkout.root() / path
+    same_location = units.duration_ns(locations["same_location_rtt"], "network.locations.same_location_rtt")
+    try:
+        matrix = rtt_matrix.read_rtt_matrix(path, same_location)
+    except ConfigError as exc:
+        raise refused("network.locations.rtt_matrix", str(exc)) from None
+    names = locations["names"]
+    unknown = [name for name in names if name not in matrix.names]
+    if unknown:
+        raise refused(
+            "network.locations.names",
+            f"{unknown[0]!r} is not in {locations['rtt_matrix']}; its locations: {', '.join(matrix.names)}",
+        )
+    weights = locations["weights"] or [1] * len(names)
+    if len(weights) != len(names):
+        raise refused("network.locations.weights", f"{len(weights)} weights for {len(names)} names; give one per name")
+    return Locations(
+        matrix=matrix,
+        matrix_path=locations["rtt_matrix"],
+        one_way_fraction=float(locations["one_way_fraction"]),
+        weights=tuple((name, float(weight)) for name, weight in zip(names, weights)),
+        assignment=locations["assignment"],
+    )
+
+
+def refused(key: str, message: str) -> ConfigError:
+    """The error for one key's value."""
+    return ConfigError(f"{key}: {message}", key)
+
+
+def _positive(value: int, key: str) -> int:
+    if value <= 0:
+        raise refused(key, "must be more than 0")
+    return value
+
+
+def _positive_quantity(parse, value: object, key: str) -> int:
+    return _positive(parse(value, key), key)
+
+
+GLIBC_MMAP_THRESHOLD_MAX = 32 * 1024 * 1024  # glibc ignores a larger MALLOC_MMAP_THRESHOLD_ on 64-bit
+
+
+def _mmap_threshold(value: object) -> int:
+    key = "shadow.nwaku_mmap_threshold"
+    threshold = _positive(units.size_bytes(value, key), key)
+    if threshold > GLIBC_MMAP_THRESHOLD_MAX:
+        raise refused(key, f"{value} is more than glibc accepts ({GLIBC_MMAP_THRESHOLD_MAX // 2**20} MiB)")
+    return threshold
+
+
+def _spam(spam: dict, rln: dict, publishers: int, nodes: int) -> Spam:
+    found = Spam(
+        spammers=spam["spammers"],
+        messages_per_epoch=spam["messages_per_epoch"],
+        duration_ns=units.duration_ns(spam["duration"], "spam.duration"),
+        valid_proofs=spam["valid_proofs"],
+    )
+    if found.spammers and rln["epoch"] is None:
+        raise refused("spam.spammers", "spam is judged against RLN's rate limit; set rln.epoch")
+    if found.spammers and found.spammers + publishers > nodes:
+        raise refused(
+            "spam.spammers", f"{found.spammers} spammers and {publishers} publishers are more than network.nodes ({nodes})"
+        )
+    if found.active and found.duration_ns <= 0:
+        raise refused("spam.duration", "must be longer than 0")
+    return found
+
+
+def _rln(raw_rln: dict, rln: dict) -> Rln:
+    platform = rln["platform"]
+    if platform is not None:
+        explicit = [k for k in ("proof_generation", "verification") if raw_rln.get(k) is not None]
+        if explicit:
+            raise refused("rln.platform", f"{platform!r} sets the delays; remove rln.{explicit[0]} or the platform")
+        platforms = rln_platforms.platforms()
+        if platform not in platforms:
+            raise refused(
+                "rln.platform",
+                f"{platform!r} is not in the paper's Table 1; known platforms: " + ", ".join(map(repr, platforms)),
+            )
+        generation_ms, verification_ms = platforms[platform]
+        generation, verification = round(generation_ms * 1e6), round(verification_ms * 1e6)
+    else:
+        generation = units.duration_ns(rln["proof_generation"] or 0, "rln.proof_generation")
+        verification = units.duration_ns(rln["verification"] or 0, "rln.verification")
+    per_byte = rln["verification_per_byte"]
+    try:
+        number, unit = per_byte.split()
+        per_byte_ns = float(number) * units.duration_ns(f"1 {unit}", "rln.verification_per_byte")
+    except (ValueError, ConfigError):
+        raise refused("rln.verification_per_byte", f"cannot read {per_byte!r}; use a duration per byte such as '25 ns'") from None
+    if per_byte_ns < 0:
+        raise refused("rln.verification_per_byte", "must not be negative")
+    epoch = None if rln["epoch"] is None else _positive(units.duration_ns(rln["epoch"], "rln.epoch"), "rln.epoch")
+    return Rln(platform, generation, verification, per_byte_ns, epoch, rln["messages_per_epoch"])
+
+
+def _stack(stack: dict) -> Stack:
+    shadow, nwaku = stack["shadow"], stack["nwaku"]
+    if nwaku["binary"] and nwaku["source"]:
+        raise refused("stack.nwaku", "give either binary or source, not both")
+    if nwaku["allocator"] == "malloc" and nwaku["memory_manager"] == "refc":
+        raise refused(
+            "stack.nwaku.allocator", "malloc needs memory_manager orc (Nim's refc collector ignores it); use allocator nim"
+        )
+    curl = stack["curl"]
+    return Stack(
+        shadow_binary=local_path(shadow["binary"]),
+        shadow_repository=shadow["repository"],
+        shadow_tag=shadow["tag"],
+        nwaku_binary=local_path(nwaku["binary"]),
+        nwaku_source=local_path(nwaku["source"]),
+        nwaku_repository=nwaku["repository"],
+        nwaku_tag=nwaku["tag"],
+        nwaku_make_flags=tuple(nwaku["make_flags"]),
+        nwaku_memory_manager=nwaku["memory_manager"],
+        nwaku_allocator=nwaku["allocator"],
+        nwaku_path_prepend=tuple(local_path(d) for d in nwaku["path_prepend"]),
+        # a command name is looked up on PATH where it runs; a path is a path
+        curl=local_path(curl) if "/" in curl or curl.startswith("~") else curl,
+    )
+
+
+def local_path(value: str | None) -> str | None:
+    """A configured path of this machine, absolute: ``~`` expanded, a relative path taken from
+    the directory the workflow runs in. Processes start elsewhere (Shadow in its run folder),
+    so a relative path would name another file there."""
+    return None if value is None else str(Path(value).expanduser().absolute())
+
+
+def _optional(parse, value, key: str):
+    return None if value is None else parse(value, key)
+
+
+def dump_study(study: Study) -> str:
+    """The resolved study sections as YAML: what identifies the study, without the machine's."""
+    return yaml.safe_dump(study.study_config(), sort_keys=False)

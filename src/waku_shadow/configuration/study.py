@@ -1,0 +1,271 @@
+"""A resolved study: its typed settings and the runs they expand to (sizes, seeds, a sweep's values)."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from waku_shadow.configuration import rtt_matrix, units
+from waku_shadow.errors import ConfigError
+
+MACHINE_SECTIONS = ("stack", "resources")
+
+
+@dataclass(frozen=True)
+class Gossipsub:
+    d: int | None = None
+    d_low: int | None = None
+    d_high: int | None = None
+    d_lazy: int | None = None
+
+    NWAKU_DEFAULTS = {"d": 6, "d_low": 4, "d_high": 8, "d_lazy": 6}
+
+    def effective(self) -> dict[str, int]:
+        """The values nwaku will run with: configured ones over nwaku's defaults."""
+        return {
+            name: default if getattr(self, name) is None else getattr(self, name)
+            for name, default in self.NWAKU_DEFAULTS.items()
+        }
+
+
+@dataclass(frozen=True)
+class Rln:
+    platform: str | None
+    proof_generation_ns: int
+    verification_ns: int
+    verification_ns_per_byte: float
+    epoch_ns: int | None = None  # RLN's rate limit is enforced (patch 0011) only when set
+    messages_per_epoch: int = 1
+
+    def verification_delay_ns(self, payload_bytes: int) -> int:
+        return round(self.verification_ns + self.verification_ns_per_byte * payload_bytes)
+
+
+@dataclass(frozen=True)
+class Spam:
+    spammers: int = 0
+    messages_per_epoch: int = 0
+    duration_ns: int = 0
+    valid_proofs: bool = True
+
+    @property
+    def active(self) -> bool:
+        return self.spammers > 0 and self.messages_per_epoch > 0
+
+
+@dataclass(frozen=True)
+class Locations:
+    matrix: rtt_matrix.RttMatrix
+    matrix_path: str
+    one_way_fraction: float
+    weights: tuple[tuple[str, float], ...]
+    assignment: str
+
+    def one_way_ns(self, a: str, b: str) -> int:
+        return rtt_matrix.one_way_ns(self.matrix, a, b, self.one_way_fraction)
+
+
+@dataclass(frozen=True)
+class Stack:
+    shadow_binary: str | None
+    shadow_repository: str
+    shadow_tag: str
+    nwaku_binary: str | None
+    nwaku_source: str | None
+    nwaku_repository: str
+    nwaku_tag: str
+    nwaku_make_flags: tuple[str, ...]
+    nwaku_memory_manager: str
+    nwaku_allocator: str
+    nwaku_path_prepend: tuple[str, ...]
+    curl: str
+
+
+@dataclass(frozen=True)
+class Sweep:
+    parameter: str  # a dotted config key, e.g. gossipsub.d
+    values: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        """The key's last part (with its unit, for traffic.interval): the run id's prefix and the tables' column."""
+        return self.parameter.rsplit(".", 1)[1] + ("_ms" if self.parameter == LOAD_PARAMETER else "")
+
+
+LOAD_PARAMETER = "traffic.interval"  # swept in milliseconds
+
+
+def sweep_setting(parameter: str, value: int):
+    """What a swept value sets its key to in a run's config."""
+    return f"{value} ms" if parameter == LOAD_PARAMETER else value
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One Shadow run of a study: a message size, a seed and, in a sweep, the swept value."""
+
+    run_id: str
+    size_bytes: int
+    seed: int
+    value: int | None
+
+
+@dataclass(frozen=True)
+class Resources:
+    memory_floor_bytes: int
+    memory_poll_interval_ns: int
+    merge_identical_pages: bool
+    cost_margin: float
+    run_memory_bytes: int | None
+    run_runtime_ns: int | None
+    threads_per_run: int | None
+    results_dir: str
+    build_dir: str
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    seed: int
+    repetitions: int
+    sweep: Sweep | None
+    nodes: int
+    topology: str
+    peers_per_node: int  # 1 in a cascade: a node dials only the next one
+    latency_ns: int | None  # None when the latencies come from locations
+    locations: Locations | None
+    bandwidth_up_bps: int
+    bandwidth_down_bps: int
+    packet_loss: float
+    tcp_slow_start_after_idle: bool
+    gossipsub: Gossipsub
+    stream_muxer: str | None  # None: nwaku's own order (yamux first)
+    prune_only_removed: bool  # nwaku patch 0014
+    publishers: int
+    messages_per_publisher: int
+    message_sizes: tuple[int, ...]
+    by_size: dict[int, dict]  # settings that differ for a size's runs (run_config applies them)
+    interval_ns: int
+    warmup_messages: int
+    rln: Rln
+    bootstrap_ns: int
+    drain_ns: int
+    stop_time_override_ns: int | None
+    model_unblocked_syscall_latency: bool
+    shim_memory_syscalls: bool
+    nwaku_log_level: str
+    nwaku_services: str
+    nwaku_copy_once: bool
+    nwaku_poll_once_per_burst: bool
+    nwaku_mmap_threshold_bytes: int
+    traffic_capture: bool
+    traffic_interval_ns: int
+    shadow_experimental: dict
+    compare_with: str | None
+    churn_leaves_per_minute: int
+    churn_downtime_ns: int
+    spam: Spam
+    min_delivery: float
+    stack: Stack
+    resources: Resources
+    resolved: dict = field(compare=False, repr=False)
+
+    @property
+    def messages_per_run(self) -> int:
+        return self.warmup_messages + self.publishers * self.messages_per_publisher
+
+    @property
+    def last_publish_ns(self) -> int:
+        honest = self.bootstrap_ns + (self.messages_per_run - 1) * self.interval_ns
+        return max(honest, self.bootstrap_ns + self.spam.duration_ns) if self.spam.active else honest
+
+    @property
+    def stop_time_ns(self) -> int:
+        if self.stop_time_override_ns is not None:
+            return self.stop_time_override_ns
+        return self.last_publish_ns + self.drain_ns
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.repetitions))
+
+    def runs(self) -> list[RunPoint]:
+        """Every run, swept value outermost, then size, then seed."""
+        values = self.sweep.values if self.sweep else (None,)
+        return [
+            RunPoint(self._run_id(size, seed, value), size, seed, value)
+            for value in values
+            for size in self.message_sizes
+            for seed in self.seeds
+        ]
+
+    def _run_id(self, size: int, seed: int, value: int | None) -> str:
+        prefix = f"{self.sweep.name}{value}-" if self.sweep else ""
+        return f"{prefix}n{self.nodes}-size{size}B-seed{seed}"
+
+    def run_ids(self) -> list[str]:
+        return [run.run_id for run in self.runs()]
+
+    def run(self, run_id: str) -> RunPoint:
+        for run in self.runs():
+            if run.run_id == run_id:
+                return run
+        raise ConfigError(f"run {run_id!r} is not part of study {self.name!r}")
+
+    def run_config(self, run_id: str) -> dict:
+        """The resolved study config of one run (one size, one seed and, in a sweep, one value),
+        without the machine-specific sections."""
+        return point_config(self.study_config(), self.run(run_id))
+
+    def study_config(self) -> dict:
+        """The resolved study sections, without the machine-specific ones."""
+        return {k: v for k, v in self.resolved.items() if k not in MACHINE_SECTIONS}
+
+    def config_hash(self) -> str:
+        text = json.dumps(self.study_config(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def point_config(resolved: dict, run: RunPoint) -> dict:
+    point = with_sweep_value(merge(resolved, {"seed": run.seed, "repetitions": 1}), run.value)
+    point["traffic"]["message_sizes"] = [run.size_bytes]
+    if point["sweep"] is not None:
+        point["sweep"]["values"] = [run.value]
+    # the run takes its own size's settings (by_size), and keeps no other size's
+    own = size_settings(point.pop("by_size", None) or {}).get(run.size_bytes)
+    return {**(merge(point, own) if own else point), "by_size": {}}
+
+
+def size_settings(by_size: dict) -> dict[int, dict]:
+    """by_size's settings by size in bytes."""
+    return {units.size_bytes(key, f"by_size.{key}"): settings for key, settings in by_size.items()}
+
+
+def with_sweep_value(resolved: dict, value: int | None) -> dict:
+    """The config with the swept key set to ``value`` (and, for gossipsub.d, d_low and d_high
+    following it unless the study sets them); unchanged without a sweep."""
+    sweep = resolved["sweep"]
+    if sweep is None:
+        return resolved
+    config = merge(resolved, {})
+    section, key = sweep["parameter"].split(".")
+    config[section][key] = sweep_setting(sweep["parameter"], value)
+    if sweep["parameter"] == "gossipsub.d":
+        gossipsub = config["gossipsub"]
+        if gossipsub["d_low"] is None:
+            gossipsub["d_low"] = max(1, value - 2)
+        if gossipsub["d_high"] is None:
+            gossipsub["d_high"] = value + 2
+    return config
+
+
+def merge(base: dict, override: dict) -> dict:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged

@@ -1,0 +1,104 @@
+"""Bytes on the wire per node, from the packet captures Shadow writes (shadow.traffic_capture).
+
+Shadow 3 writes one pcap per host interface, timestamped in simulated time, with raw IP
+packets (link type 101). A record's original length is the IP packet's: payload plus
+IP and TCP headers. Only the headers are captured; the lengths are what is counted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from waku_shadow import layout
+from waku_shadow.errors import LogError
+
+CAPTURE = "eth0.pcap.gz"
+PCAP_MAGIC_US = 0xA1B2C3D4
+LINKTYPE_RAW = 101
+GLOBAL_HEADER = struct.Struct("<IHHiIII")
+RECORD_HEADER = struct.Struct("<IIII")
+
+
+def read_pcap(path: Path) -> pd.DataFrame:
+    """One row per packet: time_ns, src, dst (dotted IPv4) and bytes (the IP packet's length)."""
+    with gzip.open(path, "rb") as handle:
+        data = handle.read()
+    if len(data) < GLOBAL_HEADER.size:
+        raise LogError(f"{path}: too short for a pcap header ({len(data)} bytes)")
+    magic, _, _, _, _, _, link = GLOBAL_HEADER.unpack_from(data)
+    if magic != PCAP_MAGIC_US or link != LINKTYPE_RAW:
+        raise LogError(f"{path}: not a little-endian raw-IP pcap (magic {magic:#x}, link type {link})")
+    times, sources, destinations, lengths = [], [], [], []
+    offset = GLOBAL_HEADER.size
+    while offset < len(data):
+        if offset + RECORD_HEADER.size > len(data):
+            raise LogError(f"{path}: truncated packet record at byte {offset}")
+        seconds, micros, captured, original = RECORD_HEADER.unpack_from(data, offset)
+        packet = data[offset + RECORD_HEADER.size : offset + RECORD_HEADER.size + captured]
+        if len(packet) < 20 or len(packet) < captured:
+            raise LogError(f"{path}: truncated packet at byte {offset}")
+        times.append(seconds * 1_000_000_000 + micros * 1000)
+        sources.append(packet[12:16])
+        destinations.append(packet[16:20])
+        lengths.append(original)
+        offset += RECORD_HEADER.size + captured
+    return pd.DataFrame(
+        {
+            "time_ns": np.array(times, dtype="int64"),
+            "src": [".".join(map(str, ip)) for ip in sources],
+            "dst": [".".join(map(str, ip)) for ip in destinations],
+            "bytes": np.array(lengths, dtype="int64"),
+        }
+    )
+
+
+def node_traffic(run_dir: Path, interval_ns: int) -> pd.DataFrame:
+    """Tidy bytes per node and interval: node, time_s (the interval's start), bytes_in, bytes_out."""
+    identities = pd.read_csv(run_dir / layout.IDENTITIES)
+    frames = []
+    for host, ip in zip(identities["host"], identities["ip"]):
+        capture = run_dir / layout.LOGS / host / CAPTURE
+        if not capture.exists():
+            raise LogError(f"{capture}: no packet capture; was the run made with shadow.traffic_capture: true?")
+        packets = read_pcap(capture)
+        bucket = packets["time_ns"] // interval_ns * interval_ns
+        outgoing = packets["src"] == ip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "node": host,
+                    "time_s": bucket / 1e9,
+                    "bytes_in": packets["bytes"].where(~outgoing, 0),
+                    "bytes_out": packets["bytes"].where(outgoing, 0),
+                }
+            )
+            .groupby(["node", "time_s"], as_index=False)
+            .sum()
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def without_idle(traffic: pd.DataFrame, idle_from_s: float, first_publish_s: float, interval_s: float) -> pd.DataFrame:
+    """Subtract each node's idle rate, measured between ``idle_from_s`` and the first publish.
+
+    The idle rate per interval (gossipsub heartbeats, pings; zero for a node that sent and
+    received nothing) is the node's bytes in that window over the number of intervals in
+    it; what is left from the first publish on is what the messages cost.
+    """
+    intervals = (first_publish_s - idle_from_s) / interval_s
+    if intervals < 1:
+        raise LogError(
+            f"no idle time to measure between {idle_from_s} s and the first publish at {first_publish_s} s; "
+            f"give shadow.bootstrap more time"
+        )
+    idle_window = traffic[(traffic["time_s"] >= idle_from_s) & (traffic["time_s"] < first_publish_s)]
+    idle = idle_window.groupby("node")[["bytes_in", "bytes_out"]].sum() / intervals
+    busy = traffic[traffic["time_s"] >= first_publish_s].reset_index(drop=True)
+    for column in ("bytes_in", "bytes_out"):
+        busy[column] = busy[column] - busy["node"].map(idle[column]).fillna(0)
+    return busy

@@ -1,0 +1,143 @@
+"""How a study node runs nwaku: its command line, the patch settings, the message hash."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+from waku_shadow.configuration.study import Study
+from waku_shadow.render.identities import Identity
+
+SIMULATION_EPOCH_NS = 946_684_800 * 1_000_000_000  # Shadow's clock starts at 2000-01-01 00:00 UTC
+TCP_PORT = 60000
+REST_PORT = 8645
+# a node leaving under churn: wakunode2's SIGTERM handler stops the node and quits with success
+LEAVE_SIGNAL = "SIGTERM"
+LEFT_STATE = {"exited": 0}
+CLUSTER_ID = 42
+SHARD = 0
+PUBSUB_TOPIC = f"/waku/2/rs/{CLUSTER_ID}/{SHARD}"
+CONTENT_TOPIC = "/waku-shadow/1/latency/proto"
+
+# Settings read by nwaku-patches/ (unset = nwaku's own behaviour).
+ENV_PROOF_GENERATION_NS = "WAKU_SIM_PROOF_GENERATION_DELAY_NS"
+ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"
+ENV_VERIFICATION_NS_PER_BYTE = "WAKU_SIM_VALIDATION_DELAY_NS_PER_BYTE"
+ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
+ENV_MESSAGE_LINES_AT_NOTICE = "WAKU_SIM_MESSAGE_LINES_AT_NOTICE"
+ENV_RLN_EPOCH_NS = "WAKU_SIM_RLN_EPOCH_NS"
+ENV_SCORE_EVENTS_AT_NOTICE = "WAKU_SIM_SCORE_EVENTS_AT_NOTICE"
+# glibc hands blocks of shadow.nwaku_mmap_threshold and more straight back to the kernel when they
+# are freed, instead of keeping them for reuse (unset, its threshold grows to the largest block freed)
+ENV_GLIBC_MMAP_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"
+ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
+ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
+ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
+ENV_PRUNE_ONLY_REMOVED = "WAKU_SIM_PRUNE_ONLY_REMOVED"
+ENV_GOSSIPSUB = {
+    "d": "WAKU_SIM_GOSSIPSUB_D",
+    "d_low": "WAKU_SIM_GOSSIPSUB_D_LOW",
+    "d_high": "WAKU_SIM_GOSSIPSUB_D_HIGH",
+    "d_lazy": "WAKU_SIM_GOSSIPSUB_D_LAZY",
+}
+
+# nwaku's peer manager keeps relay_service_ratio (60 %) of max-connections for
+# relay and two thirds of that for inbound peers; it disconnects inbound relay
+# peers above that target. Room is made for every inbound link of the graph.
+INBOUND_RELAY_SHARE = 0.6 * (1 - 1 / 3)
+CONNECTION_HEADROOM = 4
+
+
+RELAY_ONLY_FLAGS = [
+    "--discv5-discovery=false",
+    "--dns-discovery=false",
+    "--peer-exchange=false",
+    "--relay-peer-exchange=false",
+    "--rendezvous=false",
+    "--store=false",
+    "--filter=false",
+    "--lightpush=false",
+    "--metrics-server=false",
+    "--keep-alive=false",
+]
+
+
+def max_connections(max_in_degree: int, max_out_degree: int) -> int:
+    needed_for_inbound = math.ceil((max_in_degree + CONNECTION_HEADROOM) / INBOUND_RELAY_SHARE)
+    return max(50, needed_for_inbound, max_in_degree + max_out_degree + CONNECTION_HEADROOM)
+
+
+def multiaddr_of(ip: str, peer_id: str) -> str:
+    return f"/ip4/{ip}/tcp/{TCP_PORT}/p2p/{peer_id}"
+
+
+def args(
+    study: Study,
+    me: Identity,
+    static_peers: list[Identity],
+    *,
+    rest: bool,
+    max_msg_size: int,
+    connections: int,
+) -> list[str]:
+    """wakunode2 flags for one node: relay on one shard, and unless the study keeps nwaku's
+    defaults, everything a relay study does not use off."""
+    flags = [
+        f"--nodekey={me.nodekey}",
+        "--listen-address=0.0.0.0",
+        f"--tcp-port={TCP_PORT}",
+        f"--nat=extip:{me.ip}",
+        "--relay=true",
+        f"--cluster-id={CLUSTER_ID}",
+        f"--shard={SHARD}",
+        "--num-shards-in-network=1",
+        f"--max-msg-size={max_msg_size}B",
+        f"--max-connections={connections}",
+        "--ip-colocation-limit=0",
+        *(RELAY_ONLY_FLAGS if study.nwaku_services == "relay_only" else []),
+        f"--log-level={study.nwaku_log_level}",
+        "--log-format=JSON",
+        f"--rest={'true' if rest else 'false'}",
+    ]
+    if rest:
+        flags += ["--rest-address=127.0.0.1", f"--rest-port={REST_PORT}"]
+    flags += [f"--staticnode={multiaddr_of(peer.ip, peer.peer_id)}" for peer in static_peers]
+    return flags
+
+
+def environment(study: Study) -> dict[str, str]:
+    env = {
+        ENV_RELAY_WITHOUT_REST: "1",
+        ENV_MESSAGE_LINES_AT_NOTICE: "1",
+        ENV_PROOF_GENERATION_NS: str(study.rln.proof_generation_ns),
+        ENV_VERIFICATION_NS: str(study.rln.verification_ns),
+        ENV_VERIFICATION_NS_PER_BYTE: repr(float(study.rln.verification_ns_per_byte)),
+    }
+    for name, value in vars(study.gossipsub).items():
+        if value is not None:
+            env[ENV_GOSSIPSUB[name]] = str(value)
+    if study.stream_muxer:
+        env[ENV_STREAM_MUXER] = study.stream_muxer
+    if study.prune_only_removed:
+        env[ENV_PRUNE_ONLY_REMOVED] = "1"
+    if study.rln.epoch_ns:
+        env[ENV_RLN_EPOCH_NS] = str(study.rln.epoch_ns)
+        env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"
+    if study.stack.nwaku_allocator == "malloc":
+        env[ENV_GLIBC_MMAP_THRESHOLD] = str(study.nwaku_mmap_threshold_bytes)
+    if study.nwaku_copy_once:
+        env[ENV_COPY_ONCE] = "1"
+    if study.nwaku_poll_once_per_burst:
+        env[ENV_POLL_ONCE_PER_BURST] = "1"
+    return env
+
+
+def message_hash(pubsub_topic: str, payload: bytes, content_topic: str, timestamp_ns: int, meta: bytes = b"") -> str:
+    """Waku's deterministic message hash (RFC 14), as nwaku logs it in msg_hash."""
+    digest = hashlib.sha256()
+    digest.update(pubsub_topic.encode())
+    digest.update(payload)
+    digest.update(content_topic.encode())
+    digest.update(meta)
+    digest.update(timestamp_ns.to_bytes(8, "big"))
+    return "0x" + digest.hexdigest()

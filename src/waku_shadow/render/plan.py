@@ -1,0 +1,44 @@
+"""What one run is: its study and size, identities, topology, publishers, schedule, locations and churn."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from waku_shadow.configuration.study import Study
+from waku_shadow.render import churn_plan, locations, schedule, topology
+from waku_shadow.render import identities as ids
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    study: Study
+    size_bytes: int
+    identities: list[ids.Identity]
+    topology: topology.Topology
+    messages: list[schedule.Message]
+    node_locations: list[str] | None  # per node, when the study spreads nodes over locations
+    outages: list[churn_plan.Outage]
+
+    @property
+    def publishers(self) -> set[int]:
+        return {m.publisher for m in self.messages}
+
+
+def plan(study: Study, size_bytes: int) -> RunPlan:
+    messages = schedule.build(study, size_bytes)
+    return RunPlan(
+        study=study,
+        size_bytes=size_bytes,
+        identities=ids.generate(study.nodes, study.seed),
+        topology=topology.build(study.topology, study.nodes, study.peers_per_node, study.seed),
+        messages=messages,
+        node_locations=None if study.locations is None else locations.assign(
+            study.nodes, list(study.locations.weights), study.locations.assignment, study.seed),
+        outages=churn_plan.outages(study, {m.publisher for m in messages}),
+    )
+
+
+def used_locations(run: RunPlan) -> list[str]:
+    """The locations that hold nodes, in the order of the study's names: the graph's node ids."""
+    occupied = set(run.node_locations)
+    return [name for name, _ in run.study.locations.weights if name in occupied]

@@ -1,0 +1,322 @@
+"""The measured tables of docs/findings.md and docs/cost.md, written from results/ and bench/.
+
+A doc marks where a table goes:
+
+    <!-- generated: table5 -->
+    ...replaced by `waku-shadow docs-tables`...
+    <!-- /generated -->
+
+Every table says which runs it comes from. Most blocks hold one section per study, headed by its
+name in bold: a section is rewritten when its study's results are on this machine and kept as it was
+otherwise, and a block with no results here at all keeps what it holds; the command names what it
+kept. Results are regenerated where they can be run, one study at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from waku_shadow import layout
+from waku_shadow.analyse import load_study, stats, study_runs, study_tables
+from waku_shadow.analyse.study_runs import studies
+from waku_shadow.configuration.units import human_size
+from waku_shadow.cost import cost_model
+from waku_shadow.errors import ConfigError
+from waku_shadow.paper import compare
+from waku_shadow.report import study_report
+from waku_shadow.run import run_stats
+
+BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
+SECTION = re.compile(r"^\*\*(?P<study>[\w.-]+)\*\*", re.M)
+
+# a block's content: one text, or one section per study name
+Block = str | dict[str, str] | None
+
+
+def simulation_span(run_dirs: list[Path]) -> str | None:
+    """How a study's simulations shared the machine: their wall times summed against the wall clock
+    from the first start to the last finish; None when a run has no start time."""
+    stats = [run_stats.read_stats(d) for d in run_dirs if (d / layout.RUN_STATS).exists()]
+    if not stats or any(s.started_utc is None for s in stats):
+        return None
+    starts = [datetime.fromisoformat(s.started_utc) for s in stats]
+    span = (max(start + timedelta(seconds=s.wall_seconds) for start, s in zip(starts, stats)) - min(starts)).total_seconds()
+    summed = sum(s.wall_seconds for s in stats)
+    return (f"{len(stats)} simulations, {summed:.0f} s of run wall time in {span:.0f} s from the first start "
+            f"to the last finish ({summed / span:.1f} at once on average)")
+
+
+def runs_table(gathered: list[study_runs.StudyRuns]) -> Block:
+    parts = {}
+    for g in gathered:
+        rows = []
+        for row in g.states.to_dict("records"):
+            if row["state"] == "not run":
+                continue
+            run_dir = layout.run_dir(g.study_dir, row["run"])
+            provenance = run_dir / layout.PROVENANCE
+            build = ""
+            if provenance.exists():
+                nwaku = json.loads(provenance.read_text())["nwaku"]
+                build = f"{nwaku['nwaku_tag']} {nwaku.get('memory_manager', 'refc')}/{nwaku.get('allocator', 'nim')}"
+            wall, memory = row.get("wall_s"), study_report.number(row.get("peak_memory_GiB"), "{:.2f} GiB")
+            measure = f" ({row['memory_measure']})" if isinstance(row.get("memory_measure"), str) else ""
+            rows.append(f"| {row['run']} | {study_report.number(wall, '{:.0f} s')} | {memory}{measure} | "
+                        f"{row['state'].replace('|', '/')} | {build} |")
+        if rows:
+            span = simulation_span([layout.run_dir(g.study_dir, run) for run in g.states["run"]])
+            parts[g.study.name] = f"**{g.study.name}**{': ' + span if span else ''}:\n\n{MEMORY_MEASURES}\n\n" + "\n".join(
+                ["| run | wall time | peak memory | state | nwaku build |", "|---|---:|---:|---|---|", *rows]) + "\n"
+    return parts or None
+
+
+MEMORY_MEASURES = (
+    f"Peak memory: ({run_stats.OWN_MEASURE}) the run's own, the proportional set size of Shadow and its processes; "
+    f"({run_stats.MACHINE_MEASURE}) the fall of the machine's available memory, the only measure of runs recorded before "
+    "the run's own, which counts whatever else ran beside the run."
+)
+MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {run_stats.MACHINE_MEASURE}: the machine's fall, see docs/cost.md"
+PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
+
+
+def single_host_tables(gathered: list[study_runs.StudyRuns]) -> tuple[Block, Block, Block]:
+    """Table 5 beside ours, the distances from the paper's raw latencies, and those distances in one
+    line, per single-host study of the paper's 1000 nodes that ran a size the paper simulated."""
+    table5, distances, in_brief = {}, {}, {}
+    for g in gathered:
+        if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
+            continue
+        receipts = pd.concat([study_tables.run_table(r, layout.RECEIPTS) for r in g.validated], ignore_index=True)
+        if g.study.sweep:
+            continue
+        comparison = compare.table5_comparison(stats.latency_summary(receipts))
+        if comparison.empty:
+            continue
+        runs = ", ".join(r.name for r in g.validated)
+        table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + compare.table5_markdown(comparison)
+        keys = study_tables.point_keys(g.study)
+        pooled, by_seed = compare.distances(receipts, keys), compare.distances(receipts, [*keys, "seed"])
+        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n" + compare.distances_markdown(pooled, by_seed, keys))
+        seeds = by_seed.groupby("size_bytes")["seed"].nunique()
+        in_brief[g.study.name] = (f"**{g.study.name}**: KS " + ", ".join(
+            f"{row.ks:.2f} at {human_size(int(row.size_bytes))} ({seeds[row.size_bytes]} seed{'s' if seeds[row.size_bytes] > 1 else ''})"
+            for row in pooled.itertuples()) + "\n")
+    return (table5 or None), (distances or None), (in_brief or None)
+
+
+def table3(gathered: list[study_runs.StudyRuns]) -> Block:
+    parts = {}
+    for g in gathered:
+        if g.single_host or not g.validated or g.study.locations is None:
+            continue
+        slow_start = "on" if g.study.tcp_slow_start_after_idle else "off"
+        parts[g.study.name] = (f"**{g.study.name}** (TCP slow start after idle {slow_start}; "
+                               f"{', '.join(r.name for r in g.validated)}):\n\n"
+                               + compare.table3_markdown(compare.multihost_table3(g.validated)))
+    return parts or None
+
+
+def sweeps(gathered: list[study_runs.StudyRuns]) -> Block:
+    parts = {}
+    for g in gathered:
+        points = g.study_dir / layout.POINTS_TABLE
+        if g.study.sweep is None or not points.exists():
+            continue
+        keys = study_tables.point_keys(g.study)
+        table = pd.read_csv(points)
+        losses_measured = g.study.min_delivery < 1
+        metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message",
+                               *(("delivery", "delivery_when_up") if losses_measured else ()))
+                   if m in set(table["metric"])]
+        parts[g.study.name] = (f"**{g.study.name}** ({len(g.validated)} validated runs):\n\n"
+                               + study_report.points_markdown(study_tables.wide(table, keys, metrics), keys, metrics))
+    return parts or None
+
+
+def knees(gathered: list[study_runs.StudyRuns]) -> Block:
+    """Each load study's knee per message size, as its report says it."""
+    parts = {}
+    for g in gathered:
+        path = g.study_dir / layout.KNEES_TABLE
+        if not load_study.is_load_study(g.study) or not path.exists():
+            continue
+        parts[g.study.name] = (f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
+                               + "\n".join(load_study.knee_sentences(pd.read_csv(path), human_size)) + "\n")
+    return parts or None
+
+
+def churn_delivery(gathered: list[study_runs.StudyRuns]) -> Block:
+    """Each churn sweep's delivery and p95 latency per churn rate and size."""
+    parts = {}
+    for g in gathered:
+        points = g.study_dir / layout.POINTS_TABLE
+        if g.study.sweep is None or g.study.sweep.parameter != "churn.leaves_per_minute" or not points.exists():
+            continue
+        keys = study_tables.point_keys(g.study)
+        table = study_tables.wide(pd.read_csv(points), keys, ["delivery", "delivery_when_up", "latency_p95_ms"])
+        rows = [f"| {int(r.leaves_per_minute)} | {human_size(int(r.size_bytes))} | {r.delivery:.2%} | "
+                f"{r.delivery_when_up:.2%} | {r.latency_p95_ms:.0f} |" for r in table.itertuples()]
+        parts[g.study.name] = (f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
+                               + "\n".join(["| leaves per minute | size | delivery | delivery when up | p95 latency (ms) |",
+                                            "|---:|---|---:|---:|---:|", *rows]) + "\n")
+    return parts or None
+
+
+# the spam block's columns and how each is written
+SPAM_FORMS = {"spam_over_limit": "{:.0f}", "spam_reach_mean": "{:.2f}", "spam_payload_bytes_sent": "{:,.0f}",
+              "disconnected_share": "{:.0%}", "prune_s_median": "{:.1f}", "disconnect_s_median": "{:.1f}",
+              "latency_p95_ms": "{:.0f}", "delivery": "{:.2%}"}
+
+
+def spam_answers(gathered: list[study_runs.StudyRuns]) -> Block:
+    """Each spam sweep per spam rate: what over-limit messages reach and cost, when the spammers'
+    peers prune and disconnect them, and the honest messages' p95 latency meanwhile."""
+    parts = {}
+    for g in gathered:
+        points = g.study_dir / layout.POINTS_TABLE
+        if g.study.sweep is None or g.study.sweep.parameter != "spam.messages_per_epoch" or not points.exists():
+            continue
+        table = study_tables.wide(pd.read_csv(points), study_tables.point_keys(g.study), list(SPAM_FORMS))
+        rows = [f"| {int(row['messages_per_epoch'])} | "
+                + " | ".join(study_report.number(row.get(metric), form) for metric, form in SPAM_FORMS.items()) + " |"
+                for row in table.to_dict("records")]
+        rate = f"{g.study.rln.messages_per_epoch} per {g.study.rln.epoch_ns / 1e9:g} s epoch"
+        parts[g.study.name] = (
+            f"**{g.study.name}** ({g.study.nodes} nodes, rate limit {rate}, {g.study.spam.spammers} spammer(s) for "
+            f"{g.study.spam.duration_ns / 1e9:g} s; {len(g.validated)} validated runs):\n\n"
+            + "\n".join(["| spam per epoch | over the limit | reach (nodes) | spam payload bytes sent | peers disconnected "
+                         "| pruned after (s) | disconnected after (s) | honest p95 (ms) | honest delivery |",
+                         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|", *rows]) + "\n")
+    return parts or None
+
+
+def paper_cost(gathered: list[study_runs.StudyRuns], law: cost_model.CostLaw | None) -> Block:
+    """Per single-host study of the paper's 1000 nodes: what its validated runs cost, per size (the
+    mean over seeds), how long its simulations took end to end, and the largest N of each size that
+    the cost law fits on this machine and on a 256 GB host."""
+    parts = {}
+    for g in gathered:
+        if not g.single_host or g.study.sweep or g.study.nodes != PAPER_NODES or not g.validated:
+            continue
+        runs = g.validated_states
+        by_size = runs.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
+                                                 memory=("peak_memory_GiB", "mean"),
+                                                 measure=("memory_measure", lambda m: "/".join(sorted(set(m)))))
+        header = "| size | runs | wall time | peak memory |"
+        if law:
+            header += " largest N here (" + " GiB) | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |"
+        rows = []
+        for size, row in by_size.iterrows():
+            line = f"| {human_size(int(size))} | {int(row.runs)} | {row.wall_s:.0f} s | {row.memory:.1f} GiB ({row.measure}) |"
+            if law:
+                line += f" {largest_nodes_cells(law, int(size))} |"
+            rows.append(line)
+        span = simulation_span(g.validated) or f"{runs['wall_s'].sum():.0f} s of simulation in all"
+        parts[g.study.name] = (f"**{g.study.name}** ({len(runs)} validated runs; {span}; {MEMORY_MEASURES_BRIEF}):\n\n"
+                               + "\n".join([header, "|" + "---|" + "---:|" * (header.count("|") - 2), *rows]) + "\n")
+    return parts or None
+
+
+def scaling(bench_dir: Path) -> str | None:
+    rows = []
+    for path in sorted(bench_dir.glob("scaling-*.json")):
+        document = json.loads(path.read_text())
+        law = document["law"]
+        fits = document.get("largest_n_in_gib", {})
+        rows.append(f"| {path.stem} | {law['wall_s']} | {law['peak_memory_gib']} | "
+                    + ", ".join(f"{gib} GiB: N = {n}" for gib, n in fits.items()) + " |")
+    if not rows:
+        return None
+    return "\n".join(["| fit (bench/…json) | wall time (s) | peak memory (GiB) | largest N that fits |", "|---|---|---|---|", *rows])
+
+
+CAPACITY_SIZES = (2_000, 25_000, 100_000, 500_000)
+CAPACITY_GIB = (22, 250)  # this 24 GiB machine less the guard's floor; a 256 GB host
+
+
+def cost_law(bench_dir: Path) -> cost_model.CostLaw | None:
+    """The cost law in bench_dir (bench/cost-law.json), or None when there is none."""
+    path = bench_dir / Path(cost_model.LAW_FILE).name
+    return cost_model.read(path) if path.exists() else None
+
+
+def largest_nodes_cells(law: cost_model.CostLaw, size: int) -> str:
+    """Table cells: the largest N of this message size whose predicted memory fits each of CAPACITY_GIB."""
+    return " | ".join(f"{cost_model.largest_nodes(law, size, gib):,}" for gib in CAPACITY_GIB)
+
+
+def capacity(law: cost_model.CostLaw | None) -> str | None:
+    """Per message size, what the cost law (bench/cost-law.json) predicts for N = 1000 and the largest N
+    whose predicted memory fits a 24 GiB and a 256 GB host."""
+    if law is None:
+        return None
+    simulated_s = 85  # the paper study's runs: 20 s bootstrap, 10 messages 5 s apart, 10 s drain
+    rows = [f"| {human_size(size)} | {law.memory_gib(1000, size):.1f} GiB | {law.wall_s(1000, size, simulated_s) / 60:.0f} min | "
+            f"{largest_nodes_cells(law, size)} |" for size in CAPACITY_SIZES]
+    return "\n".join([
+        f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({Path(cost_model.LAW_FILE).name}): "
+        f"peak memory = {law.base_gib:.2f} GiB + N x ({law.idle_mib_per_node:.2f} MiB + {law.mib_per_node_per_kb:.4f} MiB x KB).",
+        "",
+        "| message size | N = 1000: memory | N = 1000: wall time | largest N in " + " GiB | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |",
+        "|---|---:|---:|---:|---:|", *rows])
+
+
+def bench_rows(bench_dir: Path) -> str | None:
+    path = bench_dir / "results.csv"
+    if not path.exists():
+        return None
+    table = pd.read_csv(path)
+    # runs recorded before they measured their own memory have only the machine's
+    table["memory_measure"] = table.get("memory_measure", pd.Series(index=table.index, dtype=object)).fillna(run_stats.MACHINE_MEASURE)
+    rows = [f"| {r.started_utc} | {r.label} | {r.run} | {r.status} | {r.wall_s:.0f} s | {r.peak_memory_gib:.2f} GiB ({r.memory_measure}) | "
+            f"{r.node_seconds_per_wall_second:.0f} | {r.waku_shadow} |" for r in table.itertuples()]
+    return "\n".join(["| started (UTC) | config | run | status | wall time | peak memory | node-s per s | waku-shadow |",
+                      "|---|---|---|---|---:|---:|---:|---|", *rows])
+
+
+def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
+    gathered = study_runs.gather(studies(results_dir))
+    law = cost_law(bench_dir)
+    table5, distances, distances_in_brief = single_host_tables(gathered)
+    return {
+        "runs": runs_table(gathered), "table5": table5, "distances": distances,
+        "distances-in-brief": distances_in_brief, "table3": table3(gathered),
+        "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
+        "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
+        "capacity": capacity(law), "paper-cost": paper_cost(gathered, law), "link-evidence": compare.link_evidence_markdown(compare.link_evidence()),
+    }
+
+
+def sections(body: str) -> dict[str, str]:
+    """A generated block's sections by study name, in the block's order."""
+    starts = list(SECTION.finditer(body))
+    ends = [m.start() for m in starts[1:]] + [len(body)]
+    return {m["study"]: body[m.start():end].rstrip() + "\n" for m, end in zip(starts, ends)}
+
+
+def fill(text: str, generated: dict[str, Block], source: str) -> tuple[str, list[str]]:
+    """``text`` with its generated blocks written from ``generated``; and what was kept as it was: a
+    block's name, or ``name: study`` for a study section whose results are not here."""
+    kept = []
+
+    def replace(match: re.Match) -> str:
+        name = match["name"]
+        if name not in generated:
+            raise ConfigError(f"{source}: no table is called {name!r}; known: {', '.join(generated)}")
+        new = generated[name]
+        if new is None:
+            kept.append(name)
+            return match[0]
+        if isinstance(new, dict):
+            merged = sections(match["body"])
+            kept.extend(f"{name}: {study}" for study in merged if study not in new)
+            merged.update(new)
+            new = "\n".join(section.rstrip() + "\n" for section in merged.values())
+        return f"{match[1]}{new.rstrip()}\n{match[4]}"
+
+    return BLOCK.sub(replace, text), kept

@@ -1,0 +1,204 @@
+"""Running Shadow under a memory guard, recording wall time, peak memory and progress (see memory.py
+for how memory is measured, shadow_log.py for how Shadow's output is read)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from waku_shadow import layout
+from waku_shadow.errors import RunError
+from waku_shadow.run import failures, memory, shadow_log
+from waku_shadow.run.memory import MemoryBreakdown, gib
+from waku_shadow.run.run_stats import RunStats
+
+BREAKDOWN_INTERVAL_S = 5.0  # reading every managed process's status costs ~50 ms per 1000 processes
+
+
+class _ProgressReader(threading.Thread):
+    """Copies Shadow's stderr to a file and our stderr, remembering the latest simulated time."""
+
+    def __init__(self, stream, sink: Path, echo: bool):
+        super().__init__(daemon=True)
+        self.stream, self.sink, self.echo = stream, sink, echo
+        self.simulated_now, self.simulated_end = "00:00:00.000", "?"
+
+    def run(self) -> None:
+        with self.sink.open("w") as out:
+            for raw in iter(self.stream.readline, b""):
+                line = raw.decode(errors="replace")
+                out.write(line)
+                out.flush()
+                if self.echo:
+                    sys.stderr.write(line)
+                match = shadow_log.PROGRESS.search(line)
+                if match:
+                    self.simulated_now, self.simulated_end = match["now"], match["end"]
+
+
+def run(
+    shadow_binary: str,
+    run_dir: Path,
+    memory_floor_bytes: int,
+    poll_interval_s: float = 0.5,
+    echo_progress: bool = True,
+    merge_identical_pages: bool = False,
+    attempts_log: Path | None = None,
+    failures_dir: Path | None = None,
+    parallelism: int | None = None,
+    memory_budget_bytes: int | None = None,
+) -> RunStats:
+    """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly.
+
+    The guard stops Shadow when the machine's available memory falls below ``memory_floor_bytes``,
+    and when the run's own memory (the proportional share of every page Shadow and its processes
+    map) passes ``memory_budget_bytes``, the budget it declared to the scheduler: when runs share
+    a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
+    ``attempts_log``; a failed one's evidence is kept in ``failures_dir`` (see failures.keep) and
+    named in the error.
+    """
+    found = shutil.which(shadow_binary)
+    if found is None:
+        raise RunError(f"Shadow binary not found or not executable: {shadow_binary}")
+    # Shadow starts in the run folder, where a relative path would name another file
+    shadow_binary = str(Path(found).absolute())
+    if merge_identical_pages:
+        memory.check_page_merging()
+    shutil.rmtree(run_dir / layout.SHADOW_DATA, ignore_errors=True)
+
+    baseline_available = memory.available_bytes()
+    if baseline_available <= memory_floor_bytes:
+        raise RunError(
+            f"only {gib(baseline_available)} of memory is available before the run, "
+            f"at or below the memory floor of {gib(memory_floor_bytes)}"
+        )
+    min_available = baseline_available
+    started_utc = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    started = time.monotonic()
+    with (run_dir / layout.SHADOW_LOG).open("wb") as stdout:
+        process = subprocess.Popen(
+            [shadow_binary, "--progress", "true", *(["--parallelism", str(parallelism)] if parallelism else []),
+             layout.SHADOW_CONFIG],
+            cwd=run_dir,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=memory.merge_identical_pages if merge_identical_pages else None,
+        )
+        reader = _ProgressReader(process.stderr, run_dir / layout.SHADOW_STDERR, echo_progress)
+        reader.start()
+        guard_tripped = over_budget = False
+        own_peak = 0
+        last_own_check, next_own_check = started - 1.0, started + BREAKDOWN_INTERVAL_S
+        at_peak: MemoryBreakdown | None = None
+        next_breakdown = started + BREAKDOWN_INTERVAL_S  # nothing to break down before the nodes start
+        # Shadow runs in its own session: if we are stopped, it must not run on unguarded
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            while process.poll() is None:
+                available = memory.available_bytes()
+                min_available = min(min_available, available)
+                if available < memory_floor_bytes:
+                    guard_tripped = True
+                    _stop(process)
+                    break
+                now = time.monotonic()
+                # at intervals, and sooner when the machine's memory reaches a new low, which is when
+                # the run's own peak most likely is
+                if now >= next_own_check or (available == min_available and now >= last_own_check + 1.0):
+                    own_peak = max(own_peak, memory.session_pss_bytes(process.pid))
+                    last_own_check, next_own_check = now, now + BREAKDOWN_INTERVAL_S
+                    if memory_budget_bytes and own_peak > memory_budget_bytes:
+                        over_budget = True
+                        _stop(process)
+                        break
+                if now >= next_breakdown and (at_peak is None or available <= min_available):
+                    at_peak = memory.breakdown(process.pid, now - started, baseline_available - available)
+                    next_breakdown = now + BREAKDOWN_INTERVAL_S
+                time.sleep(poll_interval_s)
+            process.wait()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if process.poll() is None:
+                _stop(process)
+        reader.join(timeout=10)
+
+    stats = RunStats(
+        status="completed",
+        wall_seconds=round(time.monotonic() - started, 3),
+        peak_memory_bytes=baseline_available - min_available,
+        min_available_bytes=min_available,
+        memory_floor_bytes=memory_floor_bytes,
+        simulated_reached=reader.simulated_now,
+        simulated_end=reader.simulated_end,
+        shadow_exit_code=process.returncode,
+        failed_processes=shadow_log.failed_processes(run_dir / layout.SHADOW_LOG),
+        memory_at_peak=None if at_peak is None else asdict(at_peak),
+        started_utc=started_utc,
+        own_peak_memory_bytes=own_peak or None,  # a run too short to be measured has only the machine's
+    )
+    if over_budget:
+        why = (f"the run took {gib(own_peak)}, more than the {gib(memory_budget_bytes)} it declared "
+               f"(the cost law x resources.cost_margin, or resources.run_memory); raise resources.run_memory, "
+               f"or refit the law (waku-shadow cost-law) if the build has changed")
+    elif guard_tripped:
+        own = f", {gib(own_peak)} of it by the run itself" if own_peak else ""
+        why = (f"available memory fell below the floor of {gib(memory_floor_bytes)} (the machine had lost "
+               f"{gib(stats.peak_memory_bytes)} since the run started{own}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
+               f"message size, or lower resources.memory_floor if the machine can spare it")
+    if over_budget or guard_tripped:
+        stats.status = "stopped by memory guard"
+        stats.simulated_reached = shadow_log.latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
+        stats.write(run_dir, attempts_log)
+        raise RunError(_where_kept(run_dir, stats, failures_dir,
+            f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of {reader.simulated_end}: {why}"
+        ))
+    if process.returncode != 0:
+        stats.status = "failed"
+        stats.simulated_reached = shadow_log.latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
+        stats.write(run_dir, attempts_log)
+        detail = "; ".join(
+            f"{f['process']}: expected {f['expected']}, was {f['actual']}" for f in stats.failed_processes[:10]
+        )
+        more = len(stats.failed_processes) - 10
+        reason = "" if detail else shadow_log.missing_patch(run_dir / layout.SHADOW_STDERR) or shadow_log.shadow_error(run_dir / layout.SHADOW_STDERR)
+        raise RunError(_where_kept(run_dir, stats, failures_dir,
+            f"Shadow exited with code {process.returncode} at simulated time {stats.simulated_reached}"
+            + (f"; {len(stats.failed_processes)} processes ended in an unexpected state: {detail}" if detail else "")
+            + (f": {reason}" if reason else "")
+            + (f" (and {more} more)" if more > 0 else "")
+        ))
+    # Fast runs may finish before Shadow prints a progress line: the stop time is where they ended.
+    stats.simulated_reached = stats.simulated_end = shadow_log.configured_stop_time(run_dir)
+    stats.write(run_dir, attempts_log)
+    return stats
+
+
+def _where_kept(run_dir: Path, stats: RunStats, failures_dir: Path | None, reason: str) -> str:
+    """The failure's reason, and where its evidence is: kept in ``failures_dir``, or the run folder."""
+    if failures_dir is None:
+        return f"{reason}; see {run_dir / layout.SHADOW_LOG}"
+    return f"{reason}; Shadow's log, the failed processes' output and the attempt are kept in {failures.keep(run_dir, asdict(stats), failures_dir)}"
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Stop Shadow and every process it manages (they share its session)."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

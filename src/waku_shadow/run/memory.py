@@ -1,0 +1,168 @@
+"""The machine's memory as a run sees it: what is available, where a run's memory goes, and merging
+identical pages.
+
+Peak memory is measured system-wide, as the largest fall of the kernel's
+MemAvailable below its value when the run started: it counts Shadow, every
+managed nwaku process and the shared memory between them once, and it is the
+number that decides whether the machine runs out. Where it goes is sampled
+alongside (``MemoryBreakdown``): Shadow's own resident memory, the managed
+processes' private (anonymous) memory and the system's shared memory, taken at
+the sample closest to the peak.
+
+With ``merge_identical_pages`` Shadow and every process it starts ask the kernel
+to merge their identical private pages (KSM, prctl PR_SET_MEMORY_MERGE, inherited
+across fork and exec since Linux 6.8). Under Shadow every node runs one binary at
+the same addresses, so much of an idle node's memory is the same page for page.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from waku_shadow.errors import RunError
+
+GIB = 1024**3
+KSM = Path("/sys/kernel/mm/ksm")
+PR_SET_MEMORY_MERGE, PR_GET_MEMORY_MERGE = 67, 68
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _meminfo_bytes(field: str) -> int:
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024
+    raise RunError(f"cannot read {field} from /proc/meminfo")
+
+
+def available_bytes() -> int:
+    return _meminfo_bytes("MemAvailable")
+
+
+def total_bytes() -> int:
+    return _meminfo_bytes("MemTotal")
+
+
+@dataclass
+class MemoryBreakdown:
+    """Where a run's memory is at one moment: Shadow's own, its processes' private, and shared."""
+
+    wall_seconds: float
+    taken_bytes: int  # the fall of MemAvailable since the run started
+    shadow_rss_bytes: int
+    processes: int
+    processes_anon_bytes: int  # private memory of the managed processes (heaps, stacks, relocated data)
+    processes_file_bytes: int  # file-backed pages, counted once per process though the page cache shares them
+    shmem_bytes: int  # the system's Shmem: Shadow's shared memory with its processes, and tmpfs files
+    merged_bytes: int = 0  # what merging identical pages saves, system-wide (KSM's pages_sharing)
+
+
+def _status_fields(pid: int | str) -> dict[str, int]:
+    fields = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile", "RssShmem"):
+                fields[key] = int(value.split()[0]) * 1024
+    return fields
+
+
+def _session_members(session: int) -> list[int]:
+    """Every process in ``session`` (Shadow's own, which it shares with the processes it manages)."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                # the fields after the parenthesised command: state ppid pgrp session ...
+                after_command = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(after_command[3]) == session:
+            members.append(int(entry.name))
+    return members
+
+
+def session_pss_bytes(session: int) -> int:
+    """The proportional set size of every process in the session: each shared page (Shadow's shared
+    memory with its processes, merged pages, the page cache) counted once over all who map it."""
+    total = 0
+    for pid in _session_members(session):
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:  # exited between listing and reading
+            continue
+    return total
+
+
+def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int) -> MemoryBreakdown:
+    shadow = anon = file = count = 0
+    for pid in _session_members(shadow_pid):
+        try:
+            fields = _status_fields(pid)
+        except OSError:  # exited between listing and reading
+            continue
+        if not fields:  # a zombie has no memory left
+            continue
+        if pid == shadow_pid:
+            shadow = sum(fields.values())
+        else:
+            count += 1
+            anon += fields["RssAnon"]
+            file += fields["RssFile"]
+    return MemoryBreakdown(
+        wall_seconds=round(wall_seconds, 1),
+        taken_bytes=taken_bytes,
+        shadow_rss_bytes=shadow,
+        processes=count,
+        processes_anon_bytes=anon,
+        processes_file_bytes=file,
+        shmem_bytes=_meminfo_bytes("Shmem"),
+        merged_bytes=_ksm_pages("pages_sharing") * PAGE_SIZE,
+    )
+
+
+def _ksm_pages(counter: str) -> int:
+    try:
+        return int((KSM / counter).read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def check_page_merging() -> None:
+    """Raise RunError unless this kernel can merge a process's identical pages and KSM is running."""
+    if _libc.prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) < 0:
+        raise RunError(
+            "resources.merge_identical_pages: this kernel cannot merge a process's pages "
+            f"(prctl PR_GET_MEMORY_MERGE: {os.strerror(ctypes.get_errno())}; needs Linux 6.8 or later); set it false"
+        )
+    try:
+        running = (KSM / "run").read_text().strip() == "1"
+    except OSError:
+        running = False
+    if not running:
+        raise RunError(
+            f"resources.merge_identical_pages: the kernel's page merging (KSM) is not running ({KSM / 'run'} is not 1); "
+            f"as root: echo 1 > {KSM / 'run'}, or set it false"
+        )
+
+
+def merge_identical_pages() -> None:
+    """In Shadow's process before it starts: its pages and its children's may be merged."""
+    if _libc.prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) < 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_MEMORY_MERGE)")
+
+
+def gib(n: int) -> str:
+    return f"{n / GIB:.1f} GiB"
