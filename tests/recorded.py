@@ -4,6 +4,7 @@ import csv
 import gzip
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from conftest import RECORDED
@@ -63,3 +64,15 @@ def raw_latencies_ms(run_dir: Path, measured_only: bool = False) -> dict[tuple[s
     return {(r["msg_hash"], host): (r["receivedTime"] - intent[r["msg_hash"]]) / 1e6
             for host, r in raw_records(run_dir, "received relay message")
             if r["from_peer_id"] != "rest" and not (measured_only and r["msg_hash"] in warmup)}
+
+
+def raw_first_hops(run_dir: Path) -> dict[str, tuple[int, int]]:
+    """msg_hash -> (copies its publisher sent, receipts straight from its publisher), from a run's raw logs."""
+    with open(run_dir / "schedule.csv") as handle:
+        publisher = {row["msg_hash"]: row["publisher"] for row in csv.DictReader(handle)}
+    with open(run_dir / "identities.csv") as handle:
+        short_id = {row["host"]: row["short_peer_id"] for row in csv.DictReader(handle)}
+    sent = Counter(r["msg_hash"] for host, r in raw_records(run_dir, "sent relay message") if host == publisher[r["msg_hash"]])
+    direct = Counter(r["msg_hash"] for _, r in raw_records(run_dir, "received relay message")
+                     if r["from_peer_id"] == short_id[publisher[r["msg_hash"]]])
+    return {msg_hash: (sent[msg_hash], direct[msg_hash]) for msg_hash in publisher}
