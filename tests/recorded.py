@@ -3,6 +3,7 @@
 import csv
 import gzip
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -47,11 +48,12 @@ def rewrite_log(run_dir: Path, host: str, edit) -> Path:
 
 def raw_records(run_dir: Path, message: str) -> list[tuple[str, dict]]:
     """(host, record) of every nwaku log line of a run whose "msg" is ``message``, read with gzip and json
-    alone: an oracle for the parser."""
+    alone: an oracle for the parser. nwaku v0.37.1-beta writes "ts" unquoted; it is quoted first."""
     records = []
     for log in sorted((run_dir / "logs").glob("*/wakunode2.log.gz")):
         with gzip.open(log, "rt") as handle:
-            records += [(log.parent.name, json.loads(line)) for line in handle if f'"msg":"{message}"' in line]
+            records += [(log.parent.name, json.loads(re.sub(r'"ts":([^",]+),', r'"ts":"\1",', line, count=1)))
+                        for line in handle if f'"msg":"{message}"' in line]
     return records
 
 
