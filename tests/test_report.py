@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import RECORDED, REPO
-from recorded import CASCADE_RUNS, RUNS, parsed_copies, raw_first_hops, raw_records
+from recorded import CASCADE_RUNS, RUNS, parsed_copies, raw_first_hops, raw_latencies_ms, raw_records
 
 from waku_shadow import cli
 from waku_shadow.paper import compare, published
@@ -132,7 +132,11 @@ def test_cascade_report_shows_table3_bandwidth_and_the_compared_study(tmp_path):
     assert "Singapore → Bangalore" in html and "New York → Frankfurt" in html
     compared = pd.read_csv(study_dir / "analysis" / "compared_with_recorded.csv")
     assert set(compared["size_bytes"]) == {2000}  # the only size both studies ran
-    assert (study_dir / "analysis" / "table3_comparison.csv").stat().st_size > 0
+    table3 = pd.read_csv(study_dir / "analysis" / "table3_comparison.csv").query("component == 'total'").set_index("size_bytes")
+    assert table3["paper_ms"].to_dict() == {2000: 477, 500000: 2468}  # Table 3's totals, Singapore to Frankfurt
+    for run, size in zip(CASCADE_RUNS, (2000, 500000)):  # ours: the mean latency at Frankfurt (node0004) in the raw logs
+        at_frankfurt = [ms for (_, receiver), ms in raw_latencies_ms(run, measured_only=True).items() if receiver == "node0004"]
+        assert table3.loc[size, "ours_ms"] == pytest.approx(sum(at_frankfurt) / len(at_frankfurt))
     assert html.count("src=\"data:image/png;base64") == 7  # the five figures, bandwidth and the comparison
 
 
