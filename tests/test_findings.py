@@ -145,7 +145,8 @@ def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, 
     assert "| size | runs | wall time | peak memory | largest N here (22 GiB) | largest N in 250 GiB |" in block
     # wall time and peak memory as the recorded run_stats.json say: 1.503 s, 219 230 208 B (2 KB); 3.506 s,
     # 217 460 736 B (100 KB). Largest N: (22 - 0.5) GiB x 1024 / per node, (250 - 0.5) GiB x 1024 / per node;
-    # per node 5 + 0.05 x 2 = 5.1 MiB at 2 KB (4316.9 and 50 095.7), 5 + 0.05 x 100 = 10 MiB at 100 KB
+    # per node 5 + 0.05 x 2 = 5.1 MiB at 2 KB (4316.9 and 50 095.7), 5 + 0.05 x 100 = 10 MiB at 100 KB (2201.6
+    # and 25 548.8)
     assert block.splitlines()[-2:] == ["| 2 KB | 1 | 2 s | 0.2 GiB (machine) | 4,316 | 50,095 |",
                                        "| 100 KB | 1 | 4 s | 0.2 GiB (machine) | 2,201 | 25,548 |"]
     assert docs_tables.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"
