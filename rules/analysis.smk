@@ -45,10 +45,11 @@ rule summarize:
         report=STUDY_DIR / layout.REPORT_MD,
     params:
         runs=expand(RUN_DIR, run=RUNS),
+        study_dir=lambda w, output: Path(output.report).parent,
     log:
         STUDY_DIR / layout.JOB_LOGS / "summarize.log",
     shell:
-        "waku-shadow summarize --study-config {input.study} --out {STUDY_DIR} --runs {params.runs} 2> {log}"
+        "waku-shadow summarize --study-config {input.study} --out {params.study_dir} --runs {params.runs} 2> {log}"
 
 
 rule report:
@@ -66,8 +67,9 @@ rule report:
         runs=expand(RUN_DIR, run=RUNS),
         # not an input: the other study runs under its own config; the report says if it is missing
         compare=f"--compare-with {STUDY_DIR.parent / STUDY.compare_with}" if STUDY.compare_with else "",
+        study_dir=lambda w, output: Path(output.html).parent,
     log:
         STUDY_DIR / layout.JOB_LOGS / "report.log",
     shell:
-        "waku-shadow report --notebook {input.notebook} --study-dir {STUDY_DIR} --runs {params.runs}"
+        "waku-shadow report --notebook {input.notebook} --study-dir {params.study_dir} --runs {params.runs}"
         " --out-notebook {output.notebook} --out-html {output.html} {params.compare} 2> {log}"

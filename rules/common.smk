@@ -10,7 +10,7 @@ from waku_shadow.paper import studies
 from waku_shadow.stack import builds
 from waku_shadow.errors import WakuShadowError
 
-# Validated before any rule runs: a bad config stops here, with every problem and where it was set.
+# Validated before any job starts: a bad config stops here, with every problem and where it was set.
 try:
     STUDY = sources.study_from_snakemake(config, workflow.config_settings)
 except WakuShadowError as exc:

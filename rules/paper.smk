@@ -41,9 +41,7 @@ if STUDY.name != "multihost":
     use rule * from multihost_study exclude build_shadow, build_nwaku, identify_prebuilt_nwaku as multihost_*
 
 
-def paper_page_command(log=""):
-    studies = " ".join(str(path) for path in PAPER_STUDY_FILES)
-    return f"waku-shadow paper-page --studies {studies} --out {PAPER_FIGURES}" + (f" 2> {log}" if log else "")
+PAPER_PAGE = f"waku-shadow paper-page --studies {' '.join(map(str, PAPER_STUDY_FILES))} --out {PAPER_FIGURES}"
 
 
 localrules:
@@ -59,9 +57,9 @@ rule paper:
     log:
         Path(STUDY.resources.results_dir) / "logs" / "paper.log",
     shell:
-        paper_page_command("{log}")
+        f"{PAPER_PAGE} 2> {{log}}"
 
 
 onerror:
     if "paper" in workflow.dag_settings.targets and all(path.exists() for path in PAPER_STUDY_FILES):
-        shell(paper_page_command())
+        shell(PAPER_PAGE)

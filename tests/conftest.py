@@ -1,5 +1,6 @@
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -16,6 +17,18 @@ def patches_missing_from(shadow) -> list[str]:
     options = subprocess.run([str(shadow), "--help"], capture_output=True, text=True, timeout=60).stdout
     return [patch for option, (_, patch) in shadow_options.PATCHED_SHADOW_OPTIONS.items()
             if f"--{option.replace('_', '-')}" not in options]
+
+
+def drawn(figure: Path) -> bool:
+    """Whether a figure file holds a drawing: a PNG that decodes to more than one colour, or an SVG
+    document with paths beyond the background's."""
+    if figure.suffix == ".png":
+        from matplotlib import image
+
+        return float(image.imread(figure).std()) > 0
+    svg = "{http://www.w3.org/2000/svg}"
+    root = ElementTree.parse(figure).getroot()
+    return root.tag == f"{svg}svg" and len(list(root.iter(f"{svg}path"))) > 1
 
 
 @pytest.fixture

@@ -1,7 +1,11 @@
 """Helpers for tests that replay the recorded real runs in tests/data/recorded/."""
 
+import csv
 import gzip
+import json
+import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from conftest import RECORDED
@@ -40,3 +44,37 @@ def rewrite_log(run_dir: Path, host: str, edit) -> Path:
     with gzip.open(path, "wt") as handle:
         handle.writelines(edit(lines))
     return path
+
+
+def raw_records(run_dir: Path, message: str) -> list[tuple[str, dict]]:
+    """(host, record) of every nwaku log line of a run whose "msg" is ``message``, read with gzip and json
+    alone: an oracle for the parser. nwaku v0.37.1-beta writes "ts" unquoted; it is quoted first."""
+    records = []
+    for log in sorted((run_dir / "logs").glob("*/wakunode2.log.gz")):
+        with gzip.open(log, "rt") as handle:
+            records += [(log.parent.name, json.loads(re.sub(r'"ts":([^",]+),', r'"ts":"\1",', line, count=1)))
+                        for line in handle if f'"msg":"{message}"' in line]
+    return records
+
+
+def raw_latencies_ms(run_dir: Path, measured_only: bool = False) -> dict[tuple[str, str], float]:
+    """(msg_hash, receiver) -> latency (ms) of every receipt in a run's raw logs: the receiver's receivedTime
+    less the publisher's intentTime; without the warm-up messages if ``measured_only``."""
+    with open(run_dir / "schedule.csv") as handle:
+        warmup = {row["msg_hash"] for row in csv.DictReader(handle) if row["warmup"] == "True"}
+    intent = {record["msg_hash"]: record["intentTime"] for _, record in raw_records(run_dir, "publish intent")}
+    return {(r["msg_hash"], host): (r["receivedTime"] - intent[r["msg_hash"]]) / 1e6
+            for host, r in raw_records(run_dir, "received relay message")
+            if r["from_peer_id"] != "rest" and not (measured_only and r["msg_hash"] in warmup)}
+
+
+def raw_first_hops(run_dir: Path) -> dict[str, tuple[int, int]]:
+    """msg_hash -> (copies its publisher sent, receipts straight from its publisher), from a run's raw logs."""
+    with open(run_dir / "schedule.csv") as handle:
+        publisher = {row["msg_hash"]: row["publisher"] for row in csv.DictReader(handle)}
+    with open(run_dir / "identities.csv") as handle:
+        short_id = {row["host"]: row["short_peer_id"] for row in csv.DictReader(handle)}
+    sent = Counter(r["msg_hash"] for host, r in raw_records(run_dir, "sent relay message") if host == publisher[r["msg_hash"]])
+    direct = Counter(r["msg_hash"] for _, r in raw_records(run_dir, "received relay message")
+                     if r["from_peer_id"] == short_id[publisher[r["msg_hash"]]])
+    return {msg_hash: (sent[msg_hash], direct[msg_hash]) for msg_hash in publisher}

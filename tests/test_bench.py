@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import CONFIGS
+from conftest import CONFIGS, drawn
 from recorded import RUN_2KB, parsed_copies
 
 from waku_shadow import layout
@@ -182,4 +182,4 @@ def test_bench_scaling_writes_table_laws_and_figure_against_nodes_and_size(tmp_p
     assert predicted["size_bytes"] == 500_000 and predicted["peak_memory_gib"] == pytest.approx(7.8125 + 49)
     table = pd.read_csv(tmp_path / "scaling-paper-n1000-by-size.csv")
     assert list(table["size_bytes"]) == [2_000, 10_000, 100_000, 500_000]
-    assert (tmp_path / "scaling-paper-10000B.png").stat().st_size > 0 and (tmp_path / "scaling-paper-n1000-by-size.png").stat().st_size > 0
+    assert drawn(tmp_path / "scaling-paper-10000B.png") and drawn(tmp_path / "scaling-paper-n1000-by-size.png")

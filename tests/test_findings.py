@@ -1,12 +1,16 @@
 """The docs' generated tables, written from recorded real runs and the committed benchmark records."""
 
+import json
+
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import REPO
-from recorded import CASCADE_RUNS, RUNS, parsed_copies
+from recorded import CASCADE_RUNS, RUN_2KB, RUN_100KB, RUNS, parsed_copies, raw_latencies_ms
 from test_paper_page import study_in
+from test_report import ecdf_distances
 
 from waku_shadow import cli, layout
-from waku_shadow.cost import cost_model
 from waku_shadow.report import docs_tables
 from waku_shadow.run import run_stats
 
@@ -30,6 +34,23 @@ old cascade table
 """
 
 
+def measured_latencies(run) -> np.ndarray:
+    return np.array(list(raw_latencies_ms(run, measured_only=True).values()))
+
+
+def papers_latencies(size_kb: int) -> np.ndarray:
+    """The paper's raw single-host latencies of a size, read directly; seq 0 is its warm-up."""
+    receipts = pd.read_csv(REPO / "data" / "paper" / "shadow_latency_receipts.csv.gz")
+    return receipts.query("size_kb == @size_kb and seq != 0")["latency_ms"].to_numpy()
+
+
+def table5_row(size_kb: int, run, paper: tuple[int, int, int, int]) -> str:
+    """The Table 5 row of a size: paper / ours (ours / paper) for min, mean, p95 and max."""
+    latencies = measured_latencies(run)
+    ours = (latencies.min(), latencies.mean(), np.percentile(latencies, 95), latencies.max())
+    return f"| {size_kb} KB | " + " | ".join(f"{p:.0f} / {o:.0f} ({o / p:.2f})" for p, o in zip(paper, ours)) + " |"
+
+
 @pytest.fixture
 def results(tmp_path):
     results = tmp_path / "results"
@@ -47,10 +68,12 @@ def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, 
     text = doc.read_text()
     assert "Intro kept." in text and "old table" not in text
     assert "**recorded** (n16-size2000B-seed11, n16-size100000B-seed11):" in text
-    assert "| 2 KB | 356 / " in text  # the paper's 2 KB minimum beside ours
-    assert docs_tables.tables(results, REPO / "bench")["distances-in-brief"]["recorded"].startswith(
-        "**recorded**: KS 0.")
-    assert "at 2 KB (1 seed)" in docs_tables.tables(results, REPO / "bench")["distances-in-brief"]["recorded"]
+    # Table 5's single-host min, mean, p95 and max beside ours, from the raw logs
+    assert table5_row(2, RUN_2KB, (356, 497, 597, 604)) in text
+    assert table5_row(100, RUN_100KB, (439, 900, 1076, 1221)) in text
+    ks = [ecdf_distances(measured_latencies(run), papers_latencies(size_kb))[0] for run, size_kb in ((RUN_2KB, 2), (RUN_100KB, 100))]
+    assert docs_tables.tables(results, REPO / "bench")["distances-in-brief"]["recorded"] == (
+        f"**recorded**: KS {ks[0]:.2f} at 2 KB (1 seed), {ks[1]:.2f} at 100 KB (1 seed)\n")
     assert "old cascade table" in text  # no cascade study in these results
     assert "**recorded**:" in text
     for run in RUNS:
@@ -109,14 +132,21 @@ def test_a_studys_simulations_say_how_they_shared_the_machine(tmp_path):
     assert docs_tables.simulation_span([*overlapping, run("recorded-before", None, 3.0)]) is None
 
 
-def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, monkeypatch):
+def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, tmp_path, monkeypatch):
     monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
-    stats = {run.name: run_stats.read_stats(results / "recorded" / layout.RUNS / run.name) for run in RUNS}
-    block = docs_tables.tables(results, REPO / "bench")["paper-cost"]["recorded"]
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    # peak memory = 0.5 GiB + N x (5 MiB + 0.05 MiB x KB)
+    (bench / "cost-law.json").write_text(json.dumps({
+        "base_gib": 0.5, "idle_mib_per_node": 5.0, "mib_per_node_per_kb": 0.05, "wall_us_per_node_second": 3000.0,
+        "wall_us_per_node_second_per_kb": 20.0, "build": "v0.37.1-beta-orc-malloc", "cores": 2, "runs": ["a", "b", "c"]}))
+    block = docs_tables.tables(results, bench)["paper-cost"]["recorded"]
     assert block.startswith("**recorded** (2 validated runs; ")
     assert "| size | runs | wall time | peak memory | largest N here (22 GiB) | largest N in 250 GiB |" in block
-    small = stats["n16-size2000B-seed11"]
-    assert f"| 2 KB | 1 | {small.wall_seconds:.0f} s | {small.peak_memory_bytes / 2**30:.1f} GiB (machine) |" in block
-    law = cost_model.read(REPO / "bench/cost-law.json")
-    assert f"| {cost_model.largest_nodes(law, 100_000, 250):,} |" in block.splitlines()[-1]
+    # wall time and peak memory as the recorded run_stats.json say: 1.503 s, 219 230 208 B (2 KB); 3.506 s,
+    # 217 460 736 B (100 KB). Largest N: (22 - 0.5) GiB x 1024 / per node, (250 - 0.5) GiB x 1024 / per node;
+    # per node 5 + 0.05 x 2 = 5.1 MiB at 2 KB (4316.9 and 50 095.7), 5 + 0.05 x 100 = 10 MiB at 100 KB (2201.6
+    # and 25 548.8)
+    assert block.splitlines()[-2:] == ["| 2 KB | 1 | 2 s | 0.2 GiB (machine) | 4,316 | 50,095 |",
+                                       "| 100 KB | 1 | 4 s | 0.2 GiB (machine) | 2,201 | 25,548 |"]
     assert docs_tables.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"

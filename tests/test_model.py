@@ -1,4 +1,4 @@
-"""The paper's model: Equation 2 in both published forms, flood publishing, Equation 1."""
+"""The paper's model: Equation 2 in both published forms and with a flooding publisher, Equation 1."""
 
 import pytest
 
@@ -34,25 +34,23 @@ def test_flood_aware_hops_reduce_to_equation2_when_the_first_hop_is_d():
     assert model.hmax_flood(1000, 6, 50) == 3
 
 
+def test_transmission_is_the_one_way_latency_plus_serialisation():
+    # 150 ms one-way; 2000 B at 100 Mbit: 16 000 bit / 1e8 bit/s = 0.16 ms
+    assert model.transmission_ns(150_000_000, 2000, 100_000_000) == pytest.approx(150_160_000)
+    # 100 KB at 38 Mbit: 800 000 bit / 3.8e7 bit/s = 21.05 ms
+    assert model.transmission_ns(100_000_000, 100_000, 38_000_000) == pytest.approx(100_000_000 + 800_000 / 38e6 * 1e9)
+
+
 @pytest.mark.parametrize(
-    "data_bytes, expected",
+    "payload_bytes, expected",
     [
-        (2_040, 50),  # 1 ms to send -> cap 1000 peers: all 50 connected
-        (25_040, 50),  # 2 ms -> cap 500
-        (100_040, 50),  # 8 ms -> cap 125
-        (500_040, 25),  # 40 ms -> cap 25
-        (5_000_040, 6),  # 400 ms -> cap max(2, D_low=4) = 4, but the mesh (6) is always included
+        (1360, 1500),  # 1360 + 100 B of framing fill one 1460-byte segment, 1500 B with its headers
+        (2000, 2100 * 1500 / 1460),  # 2157.5 B
+        (100_000, 100_100 * 1500 / 1460),  # 102 842.5 B
     ],
 )
-def test_flood_publish_cap(data_bytes, expected):
-    assert model.flood_publish_peers(data_bytes, connected=50, mesh=6, d_low=4) == expected
-
-
-def test_equation1_on_a_hand_built_path():
-    # L_g 150 ms; two hops of 150 ms one-way, 2000 B at 100 Mbit (0.16 ms), L_v 12 ms
-    lt = model.transmission_ns(150_000_000, 2000, 100_000_000)
-    assert lt == pytest.approx(150_160_000)
-    assert model.equation1_ns(150_000_000, [(lt, 12_000_000)] * 2) == pytest.approx(474_320_000)
+def test_wire_bytes_add_framing_and_tcp_ip_headers(payload_bytes, expected):
+    assert model.wire_bytes(payload_bytes) == pytest.approx(expected)
 
 
 def _line_study():

@@ -88,7 +88,8 @@ def test_render_writes_a_self_describing_run(small_study, tmp_path):
         dialled = set(links.loc[links["dialer"] == name, "dialed"])
         peer_ids = dict(zip(identities["host"], identities["peer_id"]))
         ip_of = dict(zip(identities["host"], identities["ip"]))
-        assert static == [nwaku.multiaddr_of(ip_of[d], peer_ids[d]) for d in links.loc[links["dialer"] == name, "dialed"]]
+        # each dialled peer as a multiaddress on nwaku's TCP port: /ip4/<ip>/tcp/60000/p2p/<peer ID>
+        assert static == [f"/ip4/{ip_of[d]}/tcp/60000/p2p/{peer_ids[d]}" for d in links.loc[links["dialer"] == name, "dialed"]]
         assert len(dialled) == 3
         assert ("--rest=true" in args) == (name in publishers)
         for off in ("--discv5-discovery=false", "--dns-discovery=false", "--peer-exchange=false",

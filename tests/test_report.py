@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import RECORDED, REPO
-from recorded import CASCADE_RUNS, RUNS, parsed_copies
+from recorded import CASCADE_RUNS, RUNS, parsed_copies, raw_first_hops, raw_latencies_ms, raw_records
 
 from waku_shadow import cli
 from waku_shadow.paper import compare, published
@@ -52,8 +52,31 @@ def test_report_notebook_renders_every_section(tmp_path):
     assert "never-run has no results yet: run its study first" in html
     # figures 3 and 2, ours beside the paper's, hop histogram, residuals: embedded, so the file stands alone
     assert html.count("<img alt=") == 5 and html.count("src=\"data:image/png;base64") == 5
-    for table in ("residuals_by_size.csv", "residuals_by_hop.csv", "per_hop.csv", "first_hops.csv", "hop_histogram.csv"):
-        assert (study_dir / "analysis" / table).stat().st_size > 0, table
+    analysis = study_dir / "analysis"
+    residuals = pd.read_csv(analysis / "residuals_by_size.csv")
+    assert len(residuals) == 2 * 3 and (residuals["receipts"] == 90).all()  # 2 sizes x 3 models, 15 x 6 receipts
+    assert pd.read_csv(analysis / "residuals_by_hop.csv").groupby(["size_bytes", "model"])["receipts"].sum().eq(90).all()
+    first_hops = pd.read_csv(analysis / "first_hops.csv")
+    raw = {**raw_first_hops(RUNS[0]), **raw_first_hops(RUNS[1])}
+    assert dict(zip(first_hops["msg_hash"], zip(first_hops["publisher_sent_to"], first_hops["first_hop_receivers"]))) == raw
+    histogram = pd.read_csv(analysis / "hop_histogram.csv").set_index(["size_bytes", "hop"])["receipts"]
+    measured = first_hops[~first_hops["warmup"]]
+    for size in (2000, 100000):
+        assert histogram[size].sum() == 90
+        assert histogram[(size, 1)] == measured.loc[measured["size_bytes"] == size, "first_hop_receivers"].sum()
+    per_hop = pd.read_csv(analysis / "per_hop.csv").set_index(["size_bytes", "component", "hop"])["mean_ms"]
+    assert (per_hop.xs("L_v", level="component") == 12.0).all()  # the study's verification delay
+    for run, size in zip(RUNS, (2000, 100000)):
+        assert per_hop[(size, "L_g", 0)] == pytest.approx(raw_proof_generation_ms(run))
+
+
+def raw_proof_generation_ms(run) -> float:
+    """The mean time from publish intent to the publish of a run's measured messages, in its raw logs."""
+    warmup = set(pd.read_csv(run / "schedule.csv").query("warmup")["msg_hash"])
+    intent = {r["msg_hash"]: r["intentTime"] for _, r in raw_records(run, "publish intent")}
+    gaps = [(r["receivedTime"] - intent[r["msg_hash"]]) / 1e6 for _, r in raw_records(run, "received relay message")
+            if r["from_peer_id"] == "rest" and r["msg_hash"] not in warmup]
+    return sum(gaps) / len(gaps)
 
 
 def ecdf_distances(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
@@ -109,7 +132,11 @@ def test_cascade_report_shows_table3_bandwidth_and_the_compared_study(tmp_path):
     assert "Singapore → Bangalore" in html and "New York → Frankfurt" in html
     compared = pd.read_csv(study_dir / "analysis" / "compared_with_recorded.csv")
     assert set(compared["size_bytes"]) == {2000}  # the only size both studies ran
-    assert (study_dir / "analysis" / "table3_comparison.csv").stat().st_size > 0
+    table3 = pd.read_csv(study_dir / "analysis" / "table3_comparison.csv").query("component == 'total'").set_index("size_bytes")
+    assert table3["paper_ms"].to_dict() == {2000: 477, 500000: 2468}  # Table 3's totals, Singapore to Frankfurt
+    for run, size in zip(CASCADE_RUNS, (2000, 500000)):  # ours: the mean latency at Frankfurt (node0004) in the raw logs
+        at_frankfurt = [ms for (_, receiver), ms in raw_latencies_ms(run, measured_only=True).items() if receiver == "node0004"]
+        assert table3.loc[size, "ours_ms"] == pytest.approx(sum(at_frankfurt) / len(at_frankfurt))
     assert html.count("src=\"data:image/png;base64") == 7  # the five figures, bandwidth and the comparison
 
 

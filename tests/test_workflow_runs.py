@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import nbformat
 import pandas as pd
 import pytest
 import yaml
@@ -76,7 +77,10 @@ def test_a_first_run_from_another_directory_with_relative_paths_completes(workdi
     study_dir = workdir / "results" / "recorded"
     summary = pd.read_csv(study_dir / layout.LATENCY_SUMMARY)
     assert list(summary["count"]) == [15 * 6, 15 * 6]  # 15 receivers of 6 measured messages, two sizes
-    assert (study_dir / layout.REPORT_HTML).stat().st_size > 0
+    executed = nbformat.read(study_dir / layout.REPORT_NOTEBOOK, as_version=4)
+    assert not [o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    html = (study_dir / layout.REPORT_HTML).read_text()
+    assert "Validation and cost" in html and "n16-size2000B-seed11" in html and "n16-size100000B-seed11" in html
     for rule in ("render", "simulate", "parse", "validate"):
         assert (layout.job_log(study_dir, rule, "n16-size2000B-seed11")).exists(), rule
     assert (layout.attempts(study_dir, "n16-size2000B-seed11")).read_text().count('"completed"') == 1

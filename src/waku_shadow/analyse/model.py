@@ -1,4 +1,4 @@
-"""The paper's analytical model: Equation 2 (hops), Equation 1 (latency along a path), flood publishing."""
+"""The paper's analytical model: Equation 2 (hops, also with a flooding publisher), Equation 1 (latency along a path)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,6 @@ import math
 
 import numpy as np
 import pandas as pd
-
-# nim-libp2p's gossipsub (as pinned by nwaku v0.36.0) caps a publisher's flood by
-# what it estimates it can send in one heartbeat: bandwidthEstimatebps = 100 Mbps,
-# heartbeatInterval = 1 s (nwaku's GossipsubParameters), data = the encoded message.
-FLOOD_BANDWIDTH_ESTIMATE_BPS = 100_000_000
-HEARTBEAT_MS = 1000
 
 
 def hmax_paper(nodes: int, degree: int) -> int:
@@ -42,19 +36,6 @@ def hmax_flood(nodes: int, degree: int, first_hop: int) -> int:
     return math.ceil(math.log((nodes - 1) * (degree - 2) / first_hop + 1) / math.log(degree - 1))
 
 
-def flood_publish_peers(data_bytes: int, connected: int, mesh: int, d_low: int = 4) -> int:
-    """How many peers a publisher sends its own message to (nim-libp2p GossipSub.publish).
-
-    It starts from its mesh peers and adds connected topic peers until it has
-    max(heartbeat_ms // max(data_bytes // bytes_per_ms, 1), D_low), where
-    bytes_per_ms = 100 Mbps / 8 / 1000 = 12500.
-    """
-    bytes_per_ms = FLOOD_BANDWIDTH_ESTIMATE_BPS // 8 // 1000
-    ms_to_transmit = max(data_bytes // bytes_per_ms, 1)
-    cap = max(HEARTBEAT_MS // ms_to_transmit, d_low)
-    return max(mesh, min(connected, cap))
-
-
 def bandwidth_amplification(degree: int) -> float:
     """The paper's approximation: each message crosses every mesh link once, so about D."""
     return float(degree)
@@ -63,11 +44,6 @@ def bandwidth_amplification(degree: int) -> float:
 def transmission_ns(one_way_ns, message_bytes: int, bandwidth_bps: int):
     """L_t = one-way latency + serialisation of the message at the link's bandwidth."""
     return one_way_ns + message_bytes * 8 / bandwidth_bps * 1e9
-
-
-def equation1_ns(proof_generation_ns: int, hops: list[tuple[float, float]]) -> float:
-    """Equation 1: L = L_g + sum over the path's hops of (L_t + L_v); ``hops`` are (L_t, L_v) pairs."""
-    return proof_generation_ns + sum(lt + lv for lt, lv in hops)
 
 
 # What a WakuMessage of n payload bytes costs on the wire: the message's own fields, the

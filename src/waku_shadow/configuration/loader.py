@@ -480,10 +480,6 @@ def local_path(value: str | None) -> str | None:
     return None if value is None else str(Path(value).expanduser().absolute())
 
 
-def _optional(parse, value, key: str):
-    return None if value is None else parse(value, key)
-
-
 def dump_study(study: Study) -> str:
     """The resolved study sections as YAML: what identifies the study, without the machine's."""
     return yaml.safe_dump(study.study_config(), sort_keys=False)
