@@ -23,7 +23,7 @@ from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuSha
 from waku_shadow.paper import figures_page
 from waku_shadow.parse import node_logs, pcap, trees
 from waku_shadow.render import churn_plan, nwaku, plan, run_folder, schedule
-from waku_shadow.report import config_reference, docs_tables, plots, study_report
+from waku_shadow.report import config_reference, docs_tables, plots, study_report, tables
 from waku_shadow.run import collect, guard, run_stats
 from waku_shadow.stack import builds
 from waku_shadow.validate import publish_retries, validation
@@ -191,7 +191,7 @@ def cmd_summarize(args) -> None:
     receipts.to_parquet(out / layout.STUDY_RECEIPTS, index=False)
     summary = stats.latency_summary(receipts, keys)
     summary.to_csv(out / layout.LATENCY_SUMMARY, index=False, float_format="%.3f")
-    (out / layout.LATENCY_SUMMARY_MD).write_text(stats.to_markdown(summary))
+    (out / layout.LATENCY_SUMMARY_MD).write_text(tables.latency_summary(summary).markdown())
     runs = study_tables.runs_table(run_dirs, keys)
     runs.to_csv(out / layout.RUNS_TABLE, index=False, float_format="%.6g")
     points = study_tables.points_table(runs, keys)

@@ -24,7 +24,7 @@ from waku_shadow.analyse import hops, stats, study_tables
 from waku_shadow.analyse.study_runs import VALIDATED, gather
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
-from waku_shadow.report import plots
+from waku_shadow.report import plots, tables
 
 FIGURE_FORMATS = (".png", ".svg")
 
@@ -64,7 +64,7 @@ def write(studies: list[Study], out: Path) -> list[str]:
         table = pd.concat(table5, ignore_index=True)
         table.to_csv(out / "table5.csv", index=False)
         sections.append(("Table 5: single-host latency (ms), paper / ours (ours ÷ paper)",
-                         "".join(f"<h3>{html.escape(name)}</h3>" + _markdown_table(compare.table5_markdown(part))
+                         "".join(f"<h3>{html.escape(name)}</h3>" + tables.table5(part).html()
                                  for name, part in table.groupby("study", sort=False))))
     for name, image in figures3:
         sections.append((f"Figure 3: latency distributions, {name} (red dashed: the paper's multi-host best and "
@@ -92,7 +92,7 @@ def write(studies: list[Study], out: Path) -> list[str]:
         table = compare.multihost_table3(g.validated)
         table.to_csv(out / "table3.csv", index=False)
         sections.append((f"Table 3: the multi-host cascade per hop (ms), paper / ours (ours ÷ paper), {g.study.name}",
-                         _markdown_table(compare.table3_markdown(table))))
+                         tables.table3(table).html()))
 
     sections.append(("Runs and their provenance (runs.csv)", _frame_html(states)))
     (out / "index.html").write_text(_page(sections, missing))
@@ -101,15 +101,6 @@ def write(studies: list[Study], out: Path) -> list[str]:
 
 def _frame_html(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, float_format=lambda v: f"{v:.3g}", na_rep="", border=0)
-
-
-def _markdown_table(markdown: str) -> str:
-    """The library's markdown tables (| a | b |) as HTML."""
-    rows = [line.strip().strip("|").split("|") for line in markdown.strip().splitlines()]
-    header, body = rows[0], rows[2:]
-    cells = lambda row, tag: "".join(f"<{tag}>{html.escape(c.strip())}</{tag}>" for c in row)  # noqa: E731
-    return ("<table><tr>" + cells(header, "th") + "</tr>"
-            + "".join("<tr>" + cells(row, "td") + "</tr>" for row in body) + "</table>")
 
 
 def _page(sections: list[tuple[str, str]], missing: list[str]) -> str:

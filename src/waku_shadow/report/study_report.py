@@ -14,6 +14,8 @@ from waku_shadow.configuration.study import Study
 from waku_shadow.configuration.units import human_size, shadow_bandwidth, shadow_time
 from waku_shadow.paper import compare
 from waku_shadow.render import churn_plan
+from waku_shadow.report import tables
+from waku_shadow.report.tables import number
 from waku_shadow.run.run_stats import read_stats
 
 NWAKU_MUXER_ORDER = "nwaku's own order (yamux, then mplex)"
@@ -74,7 +76,7 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
         "",
-        stats.to_markdown(summary),
+        tables.latency_summary(summary).markdown(),
         "![latency distributions](figures/latency_distributions.png)",
         "",
     ]
@@ -86,7 +88,7 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         lines += [
             "## Points (mean over repetitions ± half the 95 % confidence interval)",
             "",
-            points_markdown(study_tables.wide(points, keys, metrics), keys, metrics),
+            tables.points(study_tables.wide(points, keys, metrics), keys, metrics).markdown(),
             "",
         ]
         if study.sweep:
@@ -110,7 +112,7 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         lines += [
             "## Beside the paper's single-host study (Table 5, ms: paper / ours, and ours ÷ paper)",
             "",
-            compare.table5_markdown(comparison),
+            tables.table5(comparison).markdown(),
         ]
     pooled = compare.distances(receipts, keys)
     if not pooled.empty:
@@ -120,26 +122,27 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
             "The paper's receipts are its Shadow run's, seq 0 left out as its analysis did (data/paper/). KS: the "
             "largest gap between the two ECDFs (0 to 1); Wasserstein: the area between them, in ms.",
             "",
-            compare.distances_markdown(pooled, compare.distances(receipts, [*keys, "seed"]), keys),
+            tables.distances(pooled, compare.distances(receipts, [*keys, "seed"]), keys).markdown(),
         ]
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)
-    lines += [
-        "## Runs",
-        "",
-        "| run | size | wall time | peak memory | receipts | retried publishes | validation |",
-        "|---|---|---:|---:|---:|---:|---|",
-    ]
+    runs = []
     for run_dir in run_dirs:
         run_stats = read_stats(run_dir)
         checks = json.loads((run_dir / layout.VALIDATION).read_text())
         size = loader.load(run_dir / layout.RUN_CONFIG).message_sizes[0]
-        lines.append(
-            f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
-            f"{run_stats.memory_bytes / 2**30:.1f} GiB ({run_stats.memory_measure}) | {checks['counts']['receipts']} / "
-            f"{checks['counts']['receipts_expected']} | {checks['counts']['publish_retries']} | "
-            f"{'passed' if checks['passed'] else 'FAILED'} |"
-        )
+        runs.append([
+            run_dir.name, human_size(size), f"{run_stats.wall_seconds:.0f} s",
+            f"{run_stats.memory_bytes / 2**30:.1f} GiB ({run_stats.memory_measure})",
+            f"{checks['counts']['receipts']} / {checks['counts']['receipts_expected']}",
+            f"{checks['counts']['publish_retries']}", "passed" if checks["passed"] else "FAILED",
+        ])
+    lines += [
+        "## Runs",
+        "",
+        tables.table(runs, ["run", "size", "wall time", "peak memory", "receipts", "retried publishes", "validation"],
+                     "llrrrrl").markdown().rstrip("\n"),
+    ]
     provenance = json.loads((run_dirs[0] / layout.PROVENANCE).read_text())
     nwaku = provenance["nwaku"]
     lines += [
@@ -166,9 +169,9 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
             continue
         counts = json.loads((run_dir / layout.VALIDATION).read_text())["counts"]
         when_up = study_tables.delivery(run_dir)["delivery_when_up"]
-        rows.append(f"| {run_dir.name} | {len(outages)} | {outages['host'].nunique()} | {counts['receipts_missed_away']} | "
-                    f"{counts['receipts_missed_rejoining']} | {counts['receipts_lost']} | {when_up:.2%} | "
-                    f"{counts.get('receipts_again_after_rejoin', 0)} |")
+        rows.append([run_dir.name, len(outages), outages["host"].nunique(), counts["receipts_missed_away"],
+                     counts["receipts_missed_rejoining"], counts["receipts_lost"], f"{when_up:.2%}",
+                     counts.get("receipts_again_after_rejoin", 0)])
     if not rows:
         return []
     return [
@@ -180,10 +183,8 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
         "or rejoining. Received again: a message a node got once more after it came back (its seen-cache left "
         "with its old process); receipts_again.parquet holds them, receipts.parquet the first receipt.",
         "",
-        "| run | leaves | nodes that left | missed away | missed rejoining | lost | delivery when up | received again |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-        *rows,
-        "",
+        tables.table(rows, ["run", "leaves", "nodes that left", "missed away", "missed rejoining", "lost",
+                            "delivery when up", "received again"], "lrrrrrrr").markdown(),
     ]
 
 
@@ -196,16 +197,16 @@ def spam_section(study: Study, run_dirs: list[Path]) -> list[str]:
     for run_dir in run_dirs:
         found = spam.run_metrics(run_dir)
         if not found:
-            rows.append(f"| {run_dir.name} | 0 | 0 | | | | | | | | |")
+            rows.append([run_dir.name, 0, 0, *[""] * 8])
             continue
         latency = stats.measured(pd.read_parquet(run_dir / layout.RECEIPTS))["latency_ms"]
-        rows.append(
-            f"| {run_dir.name} | {found['spam_published']} | {found['spam_over_limit']} | {number(found['spam_reach_mean'], '{:.2f}')} | "
-            f"{found['spam_rejected']} | {found['spam_payload_bytes_sent'] / 1e6:.2f} | {found['spammer_peers']} | "
-            f"{found['pruned_share']:.0%} / {found['disconnected_share']:.0%} | {_seconds(found['prune_s_median'])} | "
-            f"{_seconds(found['disconnect_s_median'])} / {_seconds(found['disconnect_s_max'])} | "
-            f"{latency.quantile(0.5):.0f} / {latency.quantile(0.95):.0f} |"
-        )
+        rows.append([
+            run_dir.name, found["spam_published"], found["spam_over_limit"], number(found["spam_reach_mean"], "{:.2f}"),
+            found["spam_rejected"], f"{found['spam_payload_bytes_sent'] / 1e6:.2f}", found["spammer_peers"],
+            f"{found['pruned_share']:.0%} / {found['disconnected_share']:.0%}", _seconds(found["prune_s_median"]),
+            f"{_seconds(found['disconnect_s_median'])} / {_seconds(found['disconnect_s_max'])}",
+            f"{latency.quantile(0.5):.0f} / {latency.quantile(0.95):.0f}",
+        ])
     return [
         "## Spam against RLN",
         "",
@@ -218,33 +219,11 @@ def spam_section(study: Study, run_dirs: list[Path]) -> list[str]:
         "peers whose gossipsub scoring pruned them from the mesh / disconnected them, and how long after the "
         "first over-limit message (median / max). Honest latency: the measured honest messages, p50 / p95.",
         "",
-        "| run | spam published | over the limit | reach (mean nodes) | rejections | payload MB sent | spammer's peers "
-        "| pruned / disconnected | prune after (median) | disconnect after (median / max) | honest p50 / p95 (ms) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *rows,
-        "",
+        tables.table(rows, ["run", "spam published", "over the limit", "reach (mean nodes)", "rejections", "payload MB sent",
+                            "spammer's peers", "pruned / disconnected", "prune after (median)",
+                            "disconnect after (median / max)", "honest p50 / p95 (ms)"], "l" + "r" * 10).markdown(),
     ]
 
 
 def _seconds(value: float) -> str:
     return number(value, "{:.1f} s") or "never"
-
-
-def number(value, form: str) -> str:
-    """``value`` in ``form`` (e.g. "{:.0f} s"), or blank when there is none."""
-    return "" if value is None or pd.isna(value) else form.format(value)
-
-
-def points_markdown(table: pd.DataFrame, keys: list[str], metrics: list[str]) -> str:
-    def cell(row, metric):
-        half = row[f"{metric} ±"]
-        return f"{row[metric]:.4g}" + ("" if pd.isna(half) else f" ± {half:.2g}")
-
-    header = "| " + " | ".join(k if k != "size_bytes" else "size" for k in keys) + " | " + " | ".join(metrics) + " |"
-    rule = "|" + "---:|" * len(keys) + "---:|" * len(metrics)
-    rows = [
-        "| " + " | ".join(human_size(int(row[k])) if k == "size_bytes" else str(row[k]) for k in keys)
-        + " | " + " | ".join(cell(row, m) for m in metrics) + " |"
-        for row in table.to_dict("records")
-    ]
-    return "\n".join([header, rule, *rows]) + "\n"
