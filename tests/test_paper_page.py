@@ -9,7 +9,7 @@ from recorded import CASCADE_RUNS, RUNS, parsed_copies
 from waku_shadow import layout
 from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study, merge
-from waku_shadow.paper import figures_page
+from waku_shadow.report import figures_page
 
 
 def study_in(name: str, results_dir) -> Study:

@@ -22,12 +22,13 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import load_study, stats, study_runs, study_tables
+from waku_shadow.analyse import load_study, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import cost_model
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare
+from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.report import tables as written
 from waku_shadow.report.tables import number
 from waku_shadow.run import run_stats
@@ -91,17 +92,14 @@ def single_host_tables(gathered: list[study_runs.StudyRuns]) -> tuple[Block, Blo
     for g in gathered:
         if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
             continue
-        receipts = pd.concat([study_tables.run_table(r, layout.RECEIPTS) for r in g.validated], ignore_index=True)
-        if g.study.sweep:
-            continue
-        comparison = compare.table5_comparison(stats.latency_summary(receipts))
-        if comparison.empty:
+        results = StudyResults(g.study, g.validated)
+        if results.table5.empty:  # a sweep, or no size of Table 5
             continue
         runs = ", ".join(r.name for r in g.validated)
-        table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + written.table5(comparison).markdown()
-        keys = study_tables.point_keys(g.study)
-        pooled, by_seed = compare.distances(receipts, keys), compare.distances(receipts, [*keys, "seed"])
-        distances[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + written.distances(pooled, by_seed, keys).markdown()
+        table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + written.table5(results.table5).markdown()
+        pooled, by_seed = results.distances, results.distances_by_seed
+        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n"
+                                   + written.distances(pooled, by_seed, results.keys).markdown())
         seeds = by_seed.groupby("size_bytes")["seed"].nunique()
         in_brief[g.study.name] = (f"**{g.study.name}**: KS " + ", ".join(
             f"{row.ks:.2f} at {human_size(int(row.size_bytes))} ({seeds[row.size_bytes]} seed{'s' if seeds[row.size_bytes] > 1 else ''})"
@@ -117,7 +115,7 @@ def table3(gathered: list[study_runs.StudyRuns]) -> Block:
         slow_start = "on" if g.study.tcp_slow_start_after_idle else "off"
         parts[g.study.name] = (f"**{g.study.name}** (TCP slow start after idle {slow_start}; "
                                f"{', '.join(r.name for r in g.validated)}):\n\n"
-                               + written.table3(compare.multihost_table3(g.validated)).markdown())
+                               + written.table3(StudyResults(g.study, g.validated).table3).markdown())
     return parts or None
 
 

@@ -13,10 +13,10 @@ from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study
 from waku_shadow.configuration.units import human_size, shadow_bandwidth, shadow_time
 from waku_shadow.paper import compare
+from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.render import churn_plan
 from waku_shadow.report import tables
 from waku_shadow.report.tables import number
-from waku_shadow.run.run_stats import read_stats
 
 NWAKU_MUXER_ORDER = "nwaku's own order (yamux, then mplex)"
 
@@ -54,11 +54,10 @@ def by_size_description(study: Study) -> str:
                                    for size, settings in sorted(study.by_size.items())) + "."
 
 
-def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, summary: pd.DataFrame,
-                 points: pd.DataFrame, knees: pd.DataFrame | None = None) -> str:
+def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> str:
     """report.md; ``knees`` (load.knees) adds a load study's section."""
+    study, run_dirs, keys = results.study, results.run_dirs, results.keys
     gs = study.gossipsub.effective()
-    keys = study_tables.point_keys(study)
     lines = [
         f"# {study.name}",
         "",
@@ -76,23 +75,23 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
         "",
-        tables.latency_summary(summary).markdown(),
-        "![latency distributions](figures/latency_distributions.png)",
+        tables.latency_summary(results.summary).markdown(),
+        f"![latency distributions]({layout.LATENCY_FIGURE})",
         "",
     ]
     if study.sweep or study.repetitions > 1:
         losses_measured = study.min_delivery < 1 or any(loader.load(d / layout.RUN_CONFIG).churn_leaves_per_minute for d in run_dirs)
         metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message",
                                *(("delivery", "delivery_when_up") if losses_measured else ()))
-                   if m in set(points["metric"])]
+                   if m in results.sweep_points]
         lines += [
             "## Points (mean over repetitions ± half the 95 % confidence interval)",
             "",
-            tables.points(study_tables.wide(points, keys, metrics), keys, metrics).markdown(),
+            tables.points(results.sweep_points, keys, metrics).markdown(),
             "",
         ]
         if study.sweep:
-            lines += ["![sweep](figures/sweep.png)", ""]
+            lines += [f"![sweep]({layout.SWEEP_FIGURE})", ""]
     if knees is not None:
         lines += [
             "## Load: where latency or delivery breaks",
@@ -104,39 +103,30 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
             "",
             *load_study.knee_sentences(knees, human_size),
             "",
-            "![load](figures/load.png)",
+            f"![load]({layout.LOAD_FIGURE})",
             "",
         ]
-    comparison = pd.DataFrame() if study.sweep else compare.table5_comparison(summary)
-    if not comparison.empty:
+    if not results.table5.empty:
         lines += [
             "## Beside the paper's single-host study (Table 5, ms: paper / ours, and ours ÷ paper)",
             "",
-            tables.table5(comparison).markdown(),
+            tables.table5(results.table5).markdown(),
         ]
-    pooled = compare.distances(receipts, keys)
-    if not pooled.empty:
+    if not results.distances.empty:
         lines += [
             "## Beside the paper's raw Shadow latencies (whole distributions)",
             "",
             "The paper's receipts are its Shadow run's, seq 0 left out as its analysis did (data/paper/). KS: the "
             "largest gap between the two ECDFs (0 to 1); Wasserstein: the area between them, in ms.",
             "",
-            tables.distances(pooled, compare.distances(receipts, [*keys, "seed"]), keys).markdown(),
+            tables.distances(results.distances, results.distances_by_seed, keys).markdown(),
         ]
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)
-    runs = []
-    for run_dir in run_dirs:
-        run_stats = read_stats(run_dir)
-        checks = json.loads((run_dir / layout.VALIDATION).read_text())
-        size = loader.load(run_dir / layout.RUN_CONFIG).message_sizes[0]
-        runs.append([
-            run_dir.name, human_size(size), f"{run_stats.wall_seconds:.0f} s",
-            f"{run_stats.memory_bytes / 2**30:.1f} GiB ({run_stats.memory_measure})",
-            f"{checks['counts']['receipts']} / {checks['counts']['receipts_expected']}",
-            f"{checks['counts']['publish_retries']}", "passed" if checks["passed"] else "FAILED",
-        ])
+    runs = [[r["run"], human_size(int(r["size_bytes"])), f"{r['wall_s']:.0f} s",
+             f"{r['peak_memory_GiB']:.1f} GiB ({r['memory_measure']})",
+             f"{int(r['receipts'])} / {int(r['receipts_expected'])}", f"{int(r['publish_retries'])}",
+             "passed" if r["passed"] else "FAILED"] for r in results.run_checks.to_dict("records")]
     lines += [
         "## Runs",
         "",
