@@ -155,7 +155,7 @@ def test_run_checks_and_provenance_are_the_runs_own(single):
         assert (checks.loc[run.name, "receipts"], checks.loc[run.name, "receipts_expected"]) == (counts["receipts"], 105)
         assert checks.loc[run.name, "passed"] and checks.loc[run.name, "wall_s"] == wall
     assert list(checks["size_bytes"]) == [2000, 100000]
-    assert all(column in checks for column in ("check: delivery trees", "memory_measure", "peak_memory_GiB"))
+    assert all(column in checks for column in ("check: delivery trees", "memory_measure", "peak_memory_gib"))
     assert list(single.provenance.columns) == [run.name for run in single.run_dirs]
     assert set(single.provenance.loc["study"]) == {"recorded"}
 

@@ -1,8 +1,11 @@
 """Where a study's files live: the study folder and the folder of each of its runs.
 
     results/<study>/
-      study.yaml  receipts.parquet  latency_summary.csv  runs.csv  points.csv  report.md ...
-      figures/  analysis/
+      study.yaml                               the resolved config (study_config)
+      receipts.parquet  latency_summary.csv  runs.csv  points.csv  report.md ...   (summarize)
+      figures/                                 Figure 3 and a sweep's or load study's figure (summarize)
+      analysis/                                every other table and figure (analyse)
+      report.ipynb  report.html                the notebook, showing the two (report)
       logs/<rule>/<run>.log                    every job's log
       logs/simulate/<run>.attempts.jsonl       every simulation attempt of a run, failed ones too
       failed/<run>/<UTC time>/                 what a failed simulation left behind

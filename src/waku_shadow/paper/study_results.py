@@ -16,10 +16,8 @@ import pandas as pd
 
 from waku_shadow import layout
 from waku_shadow.analyse import bandwidth, hops, residuals, stats, study_tables
-from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
-from waku_shadow.run.run_stats import read_stats
 
 # what bandwidth_by_run keeps of a run, beside its point and seed
 BANDWIDTH_COLUMNS = ["messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message", "amplification",
@@ -28,6 +26,7 @@ BANDWIDTH_COLUMNS = ["messages_published", "payload_bytes", "net_bytes", "net_by
 POINT_METRICS = ["latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "duplicates_per_receiver",
                  "net_bytes_per_message", "delivery", "delivery_when_up"]
 FIRST_HOP_COLUMNS = ["publisher_sent_to", "first_hop_receivers"]
+COST_COLUMNS = ["wall_s", "peak_memory_gib", "memory_measure"]  # of the runs table
 
 
 def paper_sizes(study: Study) -> set[int]:
@@ -96,15 +95,14 @@ class StudyResults:
 
     @cached_property
     def run_checks(self) -> pd.DataFrame:
-        """Per run: its size, whether it passed validation, validation's counts, its wall time and peak
-        memory (how it was measured), and each check's verdict ('check: <name>')."""
+        """Per run, in the order of run_dirs: its size, wall time and peak memory (how it was measured:
+        the runs table's), whether it passed validation, validation's counts, and each check's verdict
+        ('check: <name>')."""
+        cost = self.runs.set_index("run")[["size_bytes", *COST_COLUMNS]]
         rows = []
         for run_dir in self.run_dirs:
             checks = json.loads((run_dir / layout.VALIDATION).read_text())
-            cost = read_stats(run_dir)
-            rows.append({"run": run_dir.name, "size_bytes": loader.load(run_dir / layout.RUN_CONFIG).message_sizes[0],
-                         "passed": checks["passed"], **checks["counts"], "wall_s": cost.wall_seconds,
-                         "peak_memory_GiB": cost.memory_bytes / 2**30, "memory_measure": cost.memory_measure,
+            rows.append({"run": run_dir.name, **cost.loc[run_dir.name], "passed": checks["passed"], **checks["counts"],
                          **{f"check: {name}": verdict for name, verdict in checks["checks"].items()}})
         return pd.DataFrame(rows)
 

@@ -124,7 +124,7 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)
     runs = [[r["run"], human_size(int(r["size_bytes"])), f"{r['wall_s']:.0f} s",
-             f"{r['peak_memory_GiB']:.1f} GiB ({r['memory_measure']})",
+             f"{r['peak_memory_gib']:.1f} GiB ({r['memory_measure']})",
              f"{int(r['receipts'])} / {int(r['receipts_expected'])}", f"{int(r['publish_retries'])}",
              "passed" if r["passed"] else "FAILED"] for r in results.run_checks.to_dict("records")]
     lines += [
