@@ -7,6 +7,7 @@ from waku_shadow.analyse import load_study
 from waku_shadow.configuration import loader, sources
 from waku_shadow.cost import cost_model
 from waku_shadow.paper import studies
+from waku_shadow.report import study_analysis
 from waku_shadow.stack import builds
 from waku_shadow.errors import WakuShadowError
 

@@ -8,6 +8,7 @@ from conftest import CONFIGS, REPO
 from waku_shadow.analyse import hops, stats
 from waku_shadow.configuration import loader
 from waku_shadow.paper import compare, published
+from waku_shadow.report import tables
 
 
 def test_table5_is_the_papers():
@@ -26,7 +27,7 @@ def test_comparison_ratios_and_markdown():
     assert set(table["size_bytes"]) == {2000}  # 10 KB is not in Table 5
     ratios = table.set_index("statistic")["ratio"]
     assert ratios["mean"] == 1.0 and ratios["p95"] == 2.0 and ratios["max"] == pytest.approx(0.5)
-    text = compare.table5_markdown(table)
+    text = tables.table5(table).markdown()
     assert "| 2 KB | 356 / 312 (0.88) | 497 / 497 (1.00) | 597 / 1194 (2.00) | 604 / 302 (0.50) |" in text
 
 
@@ -69,7 +70,7 @@ def test_the_papers_first_receipts_and_hop_spacing_name_the_link_each_size_ran_o
     assert table.loc[25000, "first_on_150ms"] == pytest.approx(276.3 + 150 + 4.5 + 25100 * 1500 / 1460 * 8 / 1e5)
     assert table.loc[2000, "first_on_75ms"] == pytest.approx(356.0, abs=0.1)
     assert table["link_ms"].tolist() == [75, 150, 150, 150]
-    text = compare.link_evidence_markdown(table.reset_index())
+    text = tables.link_evidence(table.reset_index(), compare.CANDIDATE_LINKS_MS).markdown()
     assert "| 100 KB | 439 | 364.0 | 439.0 | no steps | 87.7 | 162.7 | 150 ms |" in text
 
 
@@ -124,12 +125,12 @@ def test_distances_per_point_and_seed_and_their_markdown(shadow_receipts):
     assert list(by_seed["ours_n"]) == [8991, 8991] and list(by_seed["paper_n"]) == [8991, 8991]
     pooled = compare.distances(ours, ["size_bytes"])
     assert pooled.loc[0, "ours_n"] == 2 * 8991 and pooled.loc[0, "wasserstein_ms"] == pytest.approx(50)
-    text = compare.distances_markdown(pooled, compare.distances(ours, ["size_bytes", "seed"]), ["size_bytes"])
+    text = tables.distances(pooled, compare.distances(ours, ["size_bytes", "seed"]), ["size_bytes"]).markdown()
     assert "| size | KS | Wasserstein (ms) | ours n | paper n | KS per seed | Wasserstein per seed (ms) |" in text
     assert f"| 2 KB | {pooled.loc[0, 'ks']:.3f} | 50.0 | 17982 | 8991 | 0.000–0.844 | 0.0–100.0 |" in text
     one_seed = ours[ours["seed"] == 1]
-    text = compare.distances_markdown(compare.distances(one_seed, ["size_bytes"]),
-                                    compare.distances(one_seed, ["size_bytes", "seed"]), ["size_bytes"])
+    text = tables.distances(compare.distances(one_seed, ["size_bytes"]),
+                            compare.distances(one_seed, ["size_bytes", "seed"]), ["size_bytes"]).markdown()
     assert text.splitlines()[0] == "| size | KS | Wasserstein (ms) | ours n | paper n |"
     assert text.splitlines()[2] == "| 2 KB | 0.000 | 0.0 | 8991 | 8991 |"
 

@@ -11,7 +11,7 @@ from recorded import CASCADE_RUNS, RUN_2KB, RUNS, parsed_copies, raw_latencies_m
 from waku_shadow import layout
 from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study, merge
-from waku_shadow.paper import figures_page
+from waku_shadow.report import figures_page
 
 
 def study_in(name: str, results_dir) -> Study:

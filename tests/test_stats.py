@@ -7,6 +7,7 @@ from recorded import RUNS, parsed_copies
 from waku_shadow import cli
 from waku_shadow.analyse import stats
 from waku_shadow.parse import node_logs
+from waku_shadow.report import tables
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def test_hand_computed_percentiles():
 
 
 def test_markdown_table(receipts):
-    text = stats.to_markdown(stats.latency_summary(receipts))
+    text = tables.latency_summary(stats.latency_summary(receipts)).markdown()
     assert text.splitlines()[0].startswith("| size | count | min (ms)")
     assert "| 2 KB | 90 |" in text and "| 100 KB | 90 |" in text
 

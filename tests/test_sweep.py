@@ -12,7 +12,7 @@ from waku_shadow import cli, layout
 from waku_shadow.analyse import hops, residuals, study_tables
 from waku_shadow.configuration import loader
 from waku_shadow.paper import compare, published
-from waku_shadow.report import plots
+from waku_shadow.report import plots, tables
 
 STUDY = loader.load(RECORDED / "recorded-sweep.yaml")
 RECORDED_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
@@ -117,7 +117,7 @@ def test_each_seeds_distance_from_the_paper_and_their_figure(runs, tmp_path):
     for row in by_seed.itertuples():
         alone = compare.distances(receipts[(receipts["d"] == row.d) & (receipts["seed"] == row.seed)], keys)
         assert (alone.loc[0, "ks"], alone.loc[0, "wasserstein_ms"]) == (row.ks, row.wasserstein_ms)
-    text = compare.distances_markdown(pooled, by_seed, keys)
+    text = tables.distances(pooled, by_seed, keys).markdown()
     assert text.startswith("| d | size | KS | Wasserstein (ms) | ours n | paper n | KS per seed | Wasserstein per seed (ms) |")
     assert text.count("\n| 2 | 2 KB |") == 1 and text.count("\n| 5 | 2 KB |") == 1
     out = tmp_path / "paper_distributions.png"

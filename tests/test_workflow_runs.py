@@ -13,7 +13,8 @@ import yaml
 from conftest import RECORDED, REPO
 
 from waku_shadow import layout
-from waku_shadow.configuration import sources
+from waku_shadow.configuration import loader, sources
+from waku_shadow.report import study_analysis
 
 STUDY = RECORDED / "recorded.yaml"
 
@@ -84,6 +85,13 @@ def test_a_first_run_from_another_directory_with_relative_paths_completes(workdi
     for rule in ("render", "simulate", "parse", "validate"):
         assert (layout.job_log(study_dir, rule, "n16-size2000B-seed11")).exists(), rule
     assert (layout.attempts(study_dir, "n16-size2000B-seed11")).read_text().count('"completed"') == 1
+
+
+def test_the_analyse_rule_wrote_exactly_the_files_it_declares(workdir):
+    study_dir = workdir / "results" / "recorded"
+    study = loader.load(study_dir / layout.STUDY_CONFIG)
+    assert sorted(path.name for path in (study_dir / layout.ANALYSIS).iterdir()) == sorted(study_analysis.outputs(study))
+    assert (study_dir / layout.JOB_LOGS / "analyse.log").exists()
 
 
 def test_machine_settings_rerun_nothing(workdir, tmp_path):

@@ -15,15 +15,15 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import checkout, layout
-from waku_shadow.analyse import bandwidth, load_study, stats, study_tables
+from waku_shadow.analyse import bandwidth, load_study, study_tables
 from waku_shadow.configuration import loader, sources, units
 from waku_shadow.configuration.study import Study
 from waku_shadow.cost import bench, cost_model
 from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuShadowError
-from waku_shadow.paper import figures_page
+from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.parse import node_logs, pcap, trees
 from waku_shadow.render import churn_plan, nwaku, plan, run_folder, schedule
-from waku_shadow.report import config_reference, docs_tables, plots, study_report
+from waku_shadow.report import config_reference, docs_tables, figures_page, plots, study_analysis, study_report, tables
 from waku_shadow.run import collect, guard, run_stats
 from waku_shadow.stack import builds
 from waku_shadow.validate import publish_retries, validation
@@ -185,30 +185,30 @@ def cmd_validate(args) -> None:
 def cmd_summarize(args) -> None:
     study = loader.load(args.study_config)
     out = Path(args.out)
-    run_dirs = [Path(d) for d in args.runs]
-    keys = study_tables.point_keys(study)
-    receipts = pd.concat([study_tables.run_table(d, layout.RECEIPTS) for d in run_dirs], ignore_index=True)
-    receipts.to_parquet(out / layout.STUDY_RECEIPTS, index=False)
-    summary = stats.latency_summary(receipts, keys)
-    summary.to_csv(out / layout.LATENCY_SUMMARY, index=False, float_format="%.3f")
-    (out / layout.LATENCY_SUMMARY_MD).write_text(stats.to_markdown(summary))
-    runs = study_tables.runs_table(run_dirs, keys)
-    runs.to_csv(out / layout.RUNS_TABLE, index=False, float_format="%.6g")
-    points = study_tables.points_table(runs, keys)
-    points.to_csv(out / layout.POINTS_TABLE, index=False, float_format="%.6g")
-    figures = out / layout.FIGURES
-    plots.latency_distributions(receipts, summary, f"{study.name}: {study.nodes} nwaku nodes in Shadow",
-                                figures / "latency_distributions.png")
+    results = StudyResults(study, [Path(d) for d in args.runs])
+    results.receipts.to_parquet(out / layout.STUDY_RECEIPTS, index=False)
+    results.summary.to_csv(out / layout.LATENCY_SUMMARY, index=False, float_format="%.3f")
+    (out / layout.LATENCY_SUMMARY_MD).write_text(tables.latency_summary(results.summary).markdown())
+    results.runs.to_csv(out / layout.RUNS_TABLE, index=False, float_format="%.6g")
+    results.points.to_csv(out / layout.POINTS_TABLE, index=False, float_format="%.6g")
+    study_analysis.figure3(results, out / layout.LATENCY_FIGURE)
     if study.sweep:
-        plots.sweep_tradeoff(points, study.sweep.name, figures / "sweep.png")
-    load_points = knees = None
+        plots.sweep_tradeoff(results.points, study.sweep.name, out / layout.SWEEP_FIGURE)
+    knees = None
     if load_study.is_load_study(study):
-        load_points = load_study.load_points(runs, study)
+        load_points = load_study.load_points(results.runs, study)
         knees = load_study.knees(load_points)
         load_points.to_csv(out / layout.LOAD_TABLE, index=False, float_format="%.6g")
         knees.to_csv(out / layout.KNEES_TABLE, index=False, float_format="%.6g")
-        plots.load_curves(load_points, knees, figures / "load.png")
-    (out / layout.REPORT_MD).write_text(study_report.study_report(study, run_dirs, receipts, summary, points, knees))
+        plots.load_curves(load_points, knees, out / layout.LOAD_FIGURE)
+    (out / layout.REPORT_MD).write_text(study_report.study_report(results, knees))
+
+
+def cmd_analyse(args) -> None:
+    """Every table and figure of the study's analysis/ folder (study_analysis.outputs names them)."""
+    study_dir = Path(args.study_dir)
+    results = StudyResults(loader.load(study_dir / layout.STUDY_CONFIG), [Path(d) for d in args.runs])
+    study_analysis.write(results, study_dir / layout.ANALYSIS, args.compare_with)
 
 
 def cmd_report(args) -> None:
@@ -221,7 +221,7 @@ def cmd_report(args) -> None:
     papermill.execute_notebook(
         args.notebook,
         str(out),
-        parameters={"study_dir": args.study_dir, "runs": args.runs, "compare_with": args.compare_with or ""},
+        parameters={"study_dir": args.study_dir, "compare_with": args.compare_with or ""},
         kernel_name="python3",
         progress_bar=False,
         cwd=str(Path.cwd()),
@@ -358,13 +358,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", nargs="+", required=True)
     p.set_defaults(func=cmd_summarize)
 
-    p = sub.add_parser("report", help="execute the analysis notebook of a study into HTML")
+    p = sub.add_parser("analyse", help="every table and figure of a study's analysis/ folder, from its validated runs")
+    p.add_argument("--study-dir", required=True)
+    p.add_argument("--runs", nargs="+", required=True)
+    p.add_argument("--compare-with", help="another study's folder, set beside this one")
+    p.set_defaults(func=cmd_analyse)
+
+    p = sub.add_parser("report", help="execute the report notebook of a study (on its summary and analysis) into HTML")
     p.add_argument("--notebook", required=True)
     p.add_argument("--study-dir", required=True)
     p.add_argument("--out-notebook", required=True)
     p.add_argument("--out-html", required=True)
-    p.add_argument("--runs", nargs="+", required=True)
-    p.add_argument("--compare-with", help="another study's folder, shown beside this one")
+    p.add_argument("--compare-with", help="the other study's folder that analyse set beside this one")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("traffic", help="bytes per node and interval from Shadow's packet captures, and each message's amplification")

@@ -1,8 +1,11 @@
 """Where a study's files live: the study folder and the folder of each of its runs.
 
     results/<study>/
-      study.yaml  receipts.parquet  latency_summary.csv  runs.csv  points.csv  report.md ...
-      figures/  analysis/
+      study.yaml                               the resolved config (study_config)
+      receipts.parquet  latency_summary.csv  runs.csv  points.csv  report.md ...   (summarize)
+      figures/                                 Figure 3 and a sweep's or load study's figure (summarize)
+      analysis/                                every other table and figure (analyse)
+      report.ipynb  report.html                the notebook, showing the two (report)
       logs/<rule>/<run>.log                    every job's log
       logs/simulate/<run>.attempts.jsonl       every simulation attempt of a run, failed ones too
       failed/<run>/<UTC time>/                 what a failed simulation left behind
@@ -56,10 +59,44 @@ REPORT_MD = "report.md"
 REPORT_NOTEBOOK = "report.ipynb"
 REPORT_HTML = "report.html"
 FIGURES = "figures"
+LATENCY_FIGURE = f"{FIGURES}/latency_distributions.png"  # the paper's Figure 3, ours
+SWEEP_FIGURE = f"{FIGURES}/sweep.png"
+LOAD_FIGURE = f"{FIGURES}/load.png"
 ANALYSIS = "analysis"
 RUNS = "runs"
 JOB_LOGS = "logs"
 FAILED = "failed"
+
+# the study's analysis/ folder: the analyse rule's tables and figures (report.study_analysis.outputs
+# says which of them a study has)
+RECEIPTS_WITH_MODEL = "receipts_with_model.parquet"
+RUN_CHECKS = "run_checks.csv"
+PROVENANCE_TABLE = "provenance.csv"
+TABLE5_COMPARISON = "table5_comparison.csv"
+PAPER_DISTANCES = "paper_distances.csv"
+PAPER_DISTANCES_BY_SEED = "paper_distances_by_seed.csv"
+PAPER_HOP_SHARES = "paper_hop_shares.csv"
+PAPER_DISTRIBUTIONS = "paper_distributions.png"
+FIRST_HOPS = "first_hops.csv"
+FIRST_HOPS_SUMMARY = "first_hops_summary.csv"
+EQUATION2 = "equation2.csv"
+FIGURE2 = "figure2.png"
+HOP_HISTOGRAM = "hop_histogram.csv"
+HOP_HISTOGRAMS = "hop_histograms.png"
+RESIDUALS_BY_SIZE = "residuals_by_size.csv"
+RESIDUALS_BY_HOP = "residuals_by_hop.csv"
+RESIDUALS_FIGURE = "residuals.png"
+PER_HOP = "per_hop.csv"
+TABLE3_COMPARISON = "table3_comparison.csv"
+BANDWIDTH_BY_RUN = "bandwidth_by_run.csv"
+BANDWIDTH_FIT = "bandwidth_fit.json"
+BANDWIDTH_FIGURE = "bandwidth.png"
+SWEEP_POINTS = "sweep_points.csv"
+
+
+def compared_with(other_study_dir: str | Path, suffix: str) -> str:
+    """The analysis/ file that sets another study beside this one: .csv (the statistics) or .png (the ECDFs)."""
+    return f"compared_with_{Path(other_study_dir).name}{suffix}"
 
 
 def run_dir(study_dir: Path, run_id: str) -> Path:

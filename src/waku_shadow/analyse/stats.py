@@ -5,8 +5,6 @@ from __future__ import annotations
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from waku_shadow.configuration.units import human_size
-
 SUMMARY_COLUMNS = ["size_bytes", "count", "min", "mean", "p50", "p95", "max"]
 
 
@@ -37,18 +35,6 @@ def latency_summary(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes
     ).reset_index()
     extra = [k for k in keys if k != "size_bytes"]
     return summary[extra + SUMMARY_COLUMNS].sort_values(keys, ignore_index=True)
-
-
-def to_markdown(summary: pd.DataFrame) -> str:
-    extra = [c for c in summary.columns if c not in SUMMARY_COLUMNS]
-    header = "| " + "".join(f"{c} | " for c in extra) + "size | count | min (ms) | mean (ms) | p50 (ms) | p95 (ms) | max (ms) |"
-    rule = "|" + "---:|" * len(extra) + "---|---:|---:|---:|---:|---:|---:|"
-    rows = [
-        "| " + "".join(f"{r[c]} | " for c in extra)
-        + f"{human_size(int(r['size_bytes']))} | {int(r['count'])} | {r['min']:.1f} | {r['mean']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} |"
-        for r in summary.to_dict("records")
-    ]
-    return "\n".join([header, rule, *rows]) + "\n"
 
 
 def compare(ours: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import pandas as pd
 
 from waku_shadow import checkout
@@ -36,6 +38,18 @@ def shadow_receipts() -> pd.DataFrame:
     table["latency_ms"] = table["latency_ms"].astype(float)
     table["warmup"] = table["seq"].isin(WARMUP_SEQS)
     return table[["size_bytes", "receiver", "seq", "latency_ms", "warmup"]]
+
+
+def table5_sizes() -> frozenset[int]:
+    """The message sizes of Table 5's single-host study."""
+    table = table5()
+    return frozenset(int(size) for size in table.loc[table["setup"] == "s-h", "size_bytes"])
+
+
+@cache
+def simulated_sizes() -> frozenset[int]:
+    """The message sizes of the paper's raw Shadow latencies."""
+    return frozenset(int(size) for size in shadow_receipts()["size_bytes"].unique())
 
 
 def multihost_extremes() -> dict[int, tuple[float, float]]:

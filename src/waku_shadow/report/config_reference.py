@@ -6,6 +6,7 @@ import json
 
 from waku_shadow.configuration.schema import schema
 from waku_shadow.configuration.study import MACHINE_SECTIONS
+from waku_shadow.report import tables
 
 # Shadow's own options, passed through as they are: the schema lists them, Shadow's documentation describes them.
 PASSTHROUGH = ("shadow.experimental",)
@@ -64,16 +65,17 @@ def markdown() -> str:
         "local.yaml (configs/local.example.yaml): they say where things are on this machine and never "
         "change which runs are due.",
         "",
-        "| key | default | allowed | what it does |",
-        "|---|---|---|---|",
+        reference([(path, spec) for path, spec in keys(study) if path.split(".")[0] not in sections]),
     ]
-    lines += [f"| `{path}` | {default(spec)} | {allowed(spec)} | {description(path, spec)} |"
-              for path, spec in keys(study) if path.split(".")[0] not in sections]
     for section, spec in sections.items():
         lines += ["", f"## {section}", ""]
         if spec.get("description"):
             lines += [" ".join(spec["description"].split()), ""]
-        lines += ["| key | default | allowed | what it does |", "|---|---|---|---|"]
-        lines += [f"| `{path}` | {default(sub)} | {allowed(sub)} | {description(path, sub)} |"
-                  for path, sub in keys(spec, f"{section}.")]
+        lines.append(reference(keys(spec, f"{section}.")))
     return "\n".join(lines) + "\n"
+
+
+def reference(found: list[tuple[str, dict]]) -> str:
+    """The table of some keys: each one's default, what it allows and what it does."""
+    rows = [[f"`{path}`", default(spec), allowed(spec), description(path, spec)] for path, spec in found]
+    return tables.table(rows, ["key", "default", "allowed", "what it does"], "llll").markdown().rstrip("\n")

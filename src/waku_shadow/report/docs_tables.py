@@ -22,13 +22,15 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import load_study, stats, study_runs, study_tables
+from waku_shadow.analyse import load_study, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import cost_model
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare
-from waku_shadow.report import study_report
+from waku_shadow.paper.study_results import StudyResults
+from waku_shadow.report import tables as written
+from waku_shadow.report.tables import number
 from waku_shadow.run import run_stats
 
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
@@ -64,14 +66,13 @@ def runs_table(gathered: list[study_runs.StudyRuns]) -> Block:
             if provenance.exists():
                 nwaku = json.loads(provenance.read_text())["nwaku"]
                 build = f"{nwaku['nwaku_tag']} {nwaku.get('memory_manager', 'refc')}/{nwaku.get('allocator', 'nim')}"
-            wall, memory = row.get("wall_s"), study_report.number(row.get("peak_memory_GiB"), "{:.2f} GiB")
+            wall, memory = row.get("wall_s"), number(row.get("peak_memory_GiB"), "{:.2f} GiB")
             measure = f" ({row['memory_measure']})" if isinstance(row.get("memory_measure"), str) else ""
-            rows.append(f"| {row['run']} | {study_report.number(wall, '{:.0f} s')} | {memory}{measure} | "
-                        f"{row['state'].replace('|', '/')} | {build} |")
+            rows.append([row["run"], number(wall, "{:.0f} s"), f"{memory}{measure}", row["state"].replace("|", "/"), build])
         if rows:
             span = simulation_span([layout.run_dir(g.study_dir, run) for run in g.states["run"]])
-            parts[g.study.name] = f"**{g.study.name}**{': ' + span if span else ''}:\n\n{MEMORY_MEASURES}\n\n" + "\n".join(
-                ["| run | wall time | peak memory | state | nwaku build |", "|---|---:|---:|---|---|", *rows]) + "\n"
+            parts[g.study.name] = f"**{g.study.name}**{': ' + span if span else ''}:\n\n{MEMORY_MEASURES}\n\n" + written.table(
+                rows, ["run", "wall time", "peak memory", "state", "nwaku build"], "lrrll").markdown()
     return parts or None
 
 
@@ -91,17 +92,14 @@ def single_host_tables(gathered: list[study_runs.StudyRuns]) -> tuple[Block, Blo
     for g in gathered:
         if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
             continue
-        receipts = pd.concat([study_tables.run_table(r, layout.RECEIPTS) for r in g.validated], ignore_index=True)
-        if g.study.sweep:
-            continue
-        comparison = compare.table5_comparison(stats.latency_summary(receipts))
-        if comparison.empty:
+        results = StudyResults(g.study, g.validated)
+        if results.table5.empty:  # a sweep, or no size of Table 5
             continue
         runs = ", ".join(r.name for r in g.validated)
-        table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + compare.table5_markdown(comparison)
-        keys = study_tables.point_keys(g.study)
-        pooled, by_seed = compare.distances(receipts, keys), compare.distances(receipts, [*keys, "seed"])
-        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n" + compare.distances_markdown(pooled, by_seed, keys))
+        table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + written.table5(results.table5).markdown()
+        pooled, by_seed = results.distances, results.distances_by_seed
+        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n"
+                                   + written.distances(pooled, by_seed, results.keys).markdown())
         seeds = by_seed.groupby("size_bytes")["seed"].nunique()
         in_brief[g.study.name] = (f"**{g.study.name}**: KS " + ", ".join(
             f"{row.ks:.2f} at {human_size(int(row.size_bytes))} ({seeds[row.size_bytes]} seed{'s' if seeds[row.size_bytes] > 1 else ''})"
@@ -117,7 +115,7 @@ def table3(gathered: list[study_runs.StudyRuns]) -> Block:
         slow_start = "on" if g.study.tcp_slow_start_after_idle else "off"
         parts[g.study.name] = (f"**{g.study.name}** (TCP slow start after idle {slow_start}; "
                                f"{', '.join(r.name for r in g.validated)}):\n\n"
-                               + compare.table3_markdown(compare.multihost_table3(g.validated)))
+                               + written.table3(StudyResults(g.study, g.validated).table3).markdown())
     return parts or None
 
 
@@ -134,7 +132,7 @@ def sweeps(gathered: list[study_runs.StudyRuns]) -> Block:
                                *(("delivery", "delivery_when_up") if losses_measured else ()))
                    if m in set(table["metric"])]
         parts[g.study.name] = (f"**{g.study.name}** ({len(g.validated)} validated runs):\n\n"
-                               + study_report.points_markdown(study_tables.wide(table, keys, metrics), keys, metrics))
+                               + written.points(study_tables.wide(table, keys, metrics), keys, metrics).markdown())
     return parts or None
 
 
@@ -159,11 +157,11 @@ def churn_delivery(gathered: list[study_runs.StudyRuns]) -> Block:
             continue
         keys = study_tables.point_keys(g.study)
         table = study_tables.wide(pd.read_csv(points), keys, ["delivery", "delivery_when_up", "latency_p95_ms"])
-        rows = [f"| {int(r.leaves_per_minute)} | {human_size(int(r.size_bytes))} | {r.delivery:.2%} | "
-                f"{r.delivery_when_up:.2%} | {r.latency_p95_ms:.0f} |" for r in table.itertuples()]
+        rows = [[f"{int(r.leaves_per_minute)}", human_size(int(r.size_bytes)), f"{r.delivery:.2%}",
+                 f"{r.delivery_when_up:.2%}", f"{r.latency_p95_ms:.0f}"] for r in table.itertuples()]
         parts[g.study.name] = (f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
-                               + "\n".join(["| leaves per minute | size | delivery | delivery when up | p95 latency (ms) |",
-                                            "|---:|---|---:|---:|---:|", *rows]) + "\n")
+                               + written.table(rows, ["leaves per minute", "size", "delivery", "delivery when up",
+                                                     "p95 latency (ms)"], "rlrrr").markdown())
     return parts or None
 
 
@@ -171,6 +169,8 @@ def churn_delivery(gathered: list[study_runs.StudyRuns]) -> Block:
 SPAM_FORMS = {"spam_over_limit": "{:.0f}", "spam_reach_mean": "{:.2f}", "spam_payload_bytes_sent": "{:,.0f}",
               "disconnected_share": "{:.0%}", "prune_s_median": "{:.1f}", "disconnect_s_median": "{:.1f}",
               "latency_p95_ms": "{:.0f}", "delivery": "{:.2%}"}
+SPAM_COLUMNS = ["over the limit", "reach (nodes)", "spam payload bytes sent", "peers disconnected", "pruned after (s)",
+                "disconnected after (s)", "honest p95 (ms)", "honest delivery"]
 
 
 def spam_answers(gathered: list[study_runs.StudyRuns]) -> Block:
@@ -182,16 +182,13 @@ def spam_answers(gathered: list[study_runs.StudyRuns]) -> Block:
         if g.study.sweep is None or g.study.sweep.parameter != "spam.messages_per_epoch" or not points.exists():
             continue
         table = study_tables.wide(pd.read_csv(points), study_tables.point_keys(g.study), list(SPAM_FORMS))
-        rows = [f"| {int(row['messages_per_epoch'])} | "
-                + " | ".join(study_report.number(row.get(metric), form) for metric, form in SPAM_FORMS.items()) + " |"
+        rows = [[f"{int(row['messages_per_epoch'])}", *(number(row.get(metric), form) for metric, form in SPAM_FORMS.items())]
                 for row in table.to_dict("records")]
         rate = f"{g.study.rln.messages_per_epoch} per {g.study.rln.epoch_ns / 1e9:g} s epoch"
         parts[g.study.name] = (
             f"**{g.study.name}** ({g.study.nodes} nodes, rate limit {rate}, {g.study.spam.spammers} spammer(s) for "
             f"{g.study.spam.duration_ns / 1e9:g} s; {len(g.validated)} validated runs):\n\n"
-            + "\n".join(["| spam per epoch | over the limit | reach (nodes) | spam payload bytes sent | peers disconnected "
-                         "| pruned after (s) | disconnected after (s) | honest p95 (ms) | honest delivery |",
-                         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|", *rows]) + "\n")
+            + written.table(rows, ["spam per epoch", *SPAM_COLUMNS], "r" * (1 + len(SPAM_COLUMNS))).markdown())
     return parts or None
 
 
@@ -207,18 +204,15 @@ def paper_cost(gathered: list[study_runs.StudyRuns], law: cost_model.CostLaw | N
         by_size = runs.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
                                                  memory=("peak_memory_GiB", "mean"),
                                                  measure=("memory_measure", lambda m: "/".join(sorted(set(m)))))
-        header = "| size | runs | wall time | peak memory |"
+        columns = ["size", "runs", "wall time", "peak memory"]
         if law:
-            header += " largest N here (" + " GiB) | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |"
-        rows = []
-        for size, row in by_size.iterrows():
-            line = f"| {human_size(int(size))} | {int(row.runs)} | {row.wall_s:.0f} s | {row.memory:.1f} GiB ({row.measure}) |"
-            if law:
-                line += f" {largest_nodes_cells(law, int(size))} |"
-            rows.append(line)
+            columns += [f"largest N here ({CAPACITY_GIB[0]} GiB)", *(f"largest N in {gib} GiB" for gib in CAPACITY_GIB[1:])]
+        rows = [[human_size(int(size)), f"{int(row.runs)}", f"{row.wall_s:.0f} s", f"{row.memory:.1f} GiB ({row.measure})",
+                 *(largest_nodes_cells(law, int(size)) if law else [])]
+                for size, row in by_size.iterrows()]
         span = simulation_span(g.validated) or f"{runs['wall_s'].sum():.0f} s of simulation in all"
         parts[g.study.name] = (f"**{g.study.name}** ({len(runs)} validated runs; {span}; {MEMORY_MEASURES_BRIEF}):\n\n"
-                               + "\n".join([header, "|" + "---|" + "---:|" * (header.count("|") - 2), *rows]) + "\n")
+                               + written.table(rows, columns, "l" + "r" * (len(columns) - 1)).markdown())
     return parts or None
 
 
@@ -228,11 +222,12 @@ def scaling(bench_dir: Path) -> str | None:
         document = json.loads(path.read_text())
         law = document["law"]
         fits = document.get("largest_n_in_gib", {})
-        rows.append(f"| {path.stem} | {law['wall_s']} | {law['peak_memory_gib']} | "
-                    + ", ".join(f"{gib} GiB: N = {n}" for gib, n in fits.items()) + " |")
+        rows.append([path.stem, f"{law['wall_s']}", f"{law['peak_memory_gib']}",
+                     ", ".join(f"{gib} GiB: N = {n}" for gib, n in fits.items())])
     if not rows:
         return None
-    return "\n".join(["| fit (bench/…json) | wall time (s) | peak memory (GiB) | largest N that fits |", "|---|---|---|---|", *rows])
+    return written.table(rows, ["fit (bench/…json)", "wall time (s)", "peak memory (GiB)", "largest N that fits"],
+                        "llll").markdown()
 
 
 CAPACITY_SIZES = (2_000, 25_000, 100_000, 500_000)
@@ -245,9 +240,9 @@ def cost_law(bench_dir: Path) -> cost_model.CostLaw | None:
     return cost_model.read(path) if path.exists() else None
 
 
-def largest_nodes_cells(law: cost_model.CostLaw, size: int) -> str:
+def largest_nodes_cells(law: cost_model.CostLaw, size: int) -> list[str]:
     """Table cells: the largest N of this message size whose predicted memory fits each of CAPACITY_GIB."""
-    return " | ".join(f"{cost_model.largest_nodes(law, size, gib):,}" for gib in CAPACITY_GIB)
+    return [f"{cost_model.largest_nodes(law, size, gib):,}" for gib in CAPACITY_GIB]
 
 
 def capacity(law: cost_model.CostLaw | None) -> str | None:
@@ -256,14 +251,14 @@ def capacity(law: cost_model.CostLaw | None) -> str | None:
     if law is None:
         return None
     simulated_s = 85  # the paper study's runs: 20 s bootstrap, 10 messages 5 s apart, 10 s drain
-    rows = [f"| {human_size(size)} | {law.memory_gib(1000, size):.1f} GiB | {law.wall_s(1000, size, simulated_s) / 60:.0f} min | "
-            f"{largest_nodes_cells(law, size)} |" for size in CAPACITY_SIZES]
+    rows = [[human_size(size), f"{law.memory_gib(1000, size):.1f} GiB", f"{law.wall_s(1000, size, simulated_s) / 60:.0f} min",
+             *largest_nodes_cells(law, size)] for size in CAPACITY_SIZES]
     return "\n".join([
         f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({Path(cost_model.LAW_FILE).name}): "
         f"peak memory = {law.base_gib:.2f} GiB + N x ({law.idle_mib_per_node:.2f} MiB + {law.mib_per_node_per_kb:.4f} MiB x KB).",
         "",
-        "| message size | N = 1000: memory | N = 1000: wall time | largest N in " + " GiB | largest N in ".join(map(str, CAPACITY_GIB)) + " GiB |",
-        "|---|---:|---:|---:|---:|", *rows])
+        written.table(rows, ["message size", "N = 1000: memory", "N = 1000: wall time",
+                            *(f"largest N in {gib} GiB" for gib in CAPACITY_GIB)], "lrr" + "r" * len(CAPACITY_GIB)).markdown()])
 
 
 def bench_rows(bench_dir: Path) -> str | None:
@@ -273,10 +268,11 @@ def bench_rows(bench_dir: Path) -> str | None:
     table = pd.read_csv(path)
     # runs recorded before they measured their own memory have only the machine's
     table["memory_measure"] = table.get("memory_measure", pd.Series(index=table.index, dtype=object)).fillna(run_stats.MACHINE_MEASURE)
-    rows = [f"| {r.started_utc} | {r.label} | {r.run} | {r.status} | {r.wall_s:.0f} s | {r.peak_memory_gib:.2f} GiB ({r.memory_measure}) | "
-            f"{r.node_seconds_per_wall_second:.0f} | {r.waku_shadow} |" for r in table.itertuples()]
-    return "\n".join(["| started (UTC) | config | run | status | wall time | peak memory | node-s per s | waku-shadow |",
-                      "|---|---|---|---|---:|---:|---:|---|", *rows])
+    rows = [[f"{r.started_utc}", f"{r.label}", f"{r.run}", f"{r.status}", f"{r.wall_s:.0f} s",
+             f"{r.peak_memory_gib:.2f} GiB ({r.memory_measure})", f"{r.node_seconds_per_wall_second:.0f}", f"{r.waku_shadow}"]
+            for r in table.itertuples()]
+    return written.table(rows, ["started (UTC)", "config", "run", "status", "wall time", "peak memory", "node-s per s",
+                               "waku-shadow"], "llllrrrl").markdown()
 
 
 def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
@@ -288,7 +284,8 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
         "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
-        "capacity": capacity(law), "paper-cost": paper_cost(gathered, law), "link-evidence": compare.link_evidence_markdown(compare.link_evidence()),
+        "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
+        "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
     }
 
 

@@ -13,8 +13,10 @@ from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study
 from waku_shadow.configuration.units import human_size, shadow_bandwidth, shadow_time
 from waku_shadow.paper import compare
+from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.render import churn_plan
-from waku_shadow.run.run_stats import read_stats
+from waku_shadow.report import tables
+from waku_shadow.report.tables import number
 
 NWAKU_MUXER_ORDER = "nwaku's own order (yamux, then mplex)"
 
@@ -52,11 +54,10 @@ def by_size_description(study: Study) -> str:
                                    for size, settings in sorted(study.by_size.items())) + "."
 
 
-def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, summary: pd.DataFrame,
-                 points: pd.DataFrame, knees: pd.DataFrame | None = None) -> str:
+def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> str:
     """report.md; ``knees`` (load.knees) adds a load study's section."""
+    study, run_dirs, keys = results.study, results.run_dirs, results.keys
     gs = study.gossipsub.effective()
-    keys = study_tables.point_keys(study)
     lines = [
         f"# {study.name}",
         "",
@@ -74,23 +75,23 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
         "",
-        stats.to_markdown(summary),
-        "![latency distributions](figures/latency_distributions.png)",
+        tables.latency_summary(results.summary).markdown(),
+        f"![latency distributions]({layout.LATENCY_FIGURE})",
         "",
     ]
     if study.sweep or study.repetitions > 1:
         losses_measured = study.min_delivery < 1 or any(loader.load(d / layout.RUN_CONFIG).churn_leaves_per_minute for d in run_dirs)
         metrics = [m for m in ("latency_mean_ms", "latency_p95_ms", "hops_mean", "amplification", "net_bytes_per_message",
                                *(("delivery", "delivery_when_up") if losses_measured else ()))
-                   if m in set(points["metric"])]
+                   if m in results.sweep_points]
         lines += [
             "## Points (mean over repetitions ± half the 95 % confidence interval)",
             "",
-            points_markdown(study_tables.wide(points, keys, metrics), keys, metrics),
+            tables.points(results.sweep_points, keys, metrics).markdown(),
             "",
         ]
         if study.sweep:
-            lines += ["![sweep](figures/sweep.png)", ""]
+            lines += [f"![sweep]({layout.SWEEP_FIGURE})", ""]
     if knees is not None:
         lines += [
             "## Load: where latency or delivery breaks",
@@ -102,44 +103,36 @@ def study_report(study: Study, run_dirs: list[Path], receipts: pd.DataFrame, sum
             "",
             *load_study.knee_sentences(knees, human_size),
             "",
-            "![load](figures/load.png)",
+            f"![load]({layout.LOAD_FIGURE})",
             "",
         ]
-    comparison = pd.DataFrame() if study.sweep else compare.table5_comparison(summary)
-    if not comparison.empty:
+    if not results.table5.empty:
         lines += [
             "## Beside the paper's single-host study (Table 5, ms: paper / ours, and ours ÷ paper)",
             "",
-            compare.table5_markdown(comparison),
+            tables.table5(results.table5).markdown(),
         ]
-    pooled = compare.distances(receipts, keys)
-    if not pooled.empty:
+    if not results.distances.empty:
         lines += [
             "## Beside the paper's raw Shadow latencies (whole distributions)",
             "",
             "The paper's receipts are its Shadow run's, seq 0 left out as its analysis did (data/paper/). KS: the "
             "largest gap between the two ECDFs (0 to 1); Wasserstein: the area between them, in ms.",
             "",
-            compare.distances_markdown(pooled, compare.distances(receipts, [*keys, "seed"]), keys),
+            tables.distances(results.distances, results.distances_by_seed, keys).markdown(),
         ]
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)
+    runs = [[r["run"], human_size(int(r["size_bytes"])), f"{r['wall_s']:.0f} s",
+             f"{r['peak_memory_gib']:.1f} GiB ({r['memory_measure']})",
+             f"{int(r['receipts'])} / {int(r['receipts_expected'])}", f"{int(r['publish_retries'])}",
+             "passed" if r["passed"] else "FAILED"] for r in results.run_checks.to_dict("records")]
     lines += [
         "## Runs",
         "",
-        "| run | size | wall time | peak memory | receipts | retried publishes | validation |",
-        "|---|---|---:|---:|---:|---:|---|",
+        tables.table(runs, ["run", "size", "wall time", "peak memory", "receipts", "retried publishes", "validation"],
+                     "llrrrrl").markdown().rstrip("\n"),
     ]
-    for run_dir in run_dirs:
-        run_stats = read_stats(run_dir)
-        checks = json.loads((run_dir / layout.VALIDATION).read_text())
-        size = loader.load(run_dir / layout.RUN_CONFIG).message_sizes[0]
-        lines.append(
-            f"| {run_dir.name} | {human_size(size)} | {run_stats.wall_seconds:.0f} s | "
-            f"{run_stats.memory_bytes / 2**30:.1f} GiB ({run_stats.memory_measure}) | {checks['counts']['receipts']} / "
-            f"{checks['counts']['receipts_expected']} | {checks['counts']['publish_retries']} | "
-            f"{'passed' if checks['passed'] else 'FAILED'} |"
-        )
     provenance = json.loads((run_dirs[0] / layout.PROVENANCE).read_text())
     nwaku = provenance["nwaku"]
     lines += [
@@ -166,9 +159,9 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
             continue
         counts = json.loads((run_dir / layout.VALIDATION).read_text())["counts"]
         when_up = study_tables.delivery(run_dir)["delivery_when_up"]
-        rows.append(f"| {run_dir.name} | {len(outages)} | {outages['host'].nunique()} | {counts['receipts_missed_away']} | "
-                    f"{counts['receipts_missed_rejoining']} | {counts['receipts_lost']} | {when_up:.2%} | "
-                    f"{counts.get('receipts_again_after_rejoin', 0)} |")
+        rows.append([run_dir.name, len(outages), outages["host"].nunique(), counts["receipts_missed_away"],
+                     counts["receipts_missed_rejoining"], counts["receipts_lost"], f"{when_up:.2%}",
+                     counts.get("receipts_again_after_rejoin", 0)])
     if not rows:
         return []
     return [
@@ -180,10 +173,8 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
         "or rejoining. Received again: a message a node got once more after it came back (its seen-cache left "
         "with its old process); receipts_again.parquet holds them, receipts.parquet the first receipt.",
         "",
-        "| run | leaves | nodes that left | missed away | missed rejoining | lost | delivery when up | received again |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-        *rows,
-        "",
+        tables.table(rows, ["run", "leaves", "nodes that left", "missed away", "missed rejoining", "lost",
+                            "delivery when up", "received again"], "lrrrrrrr").markdown(),
     ]
 
 
@@ -196,16 +187,16 @@ def spam_section(study: Study, run_dirs: list[Path]) -> list[str]:
     for run_dir in run_dirs:
         found = spam.run_metrics(run_dir)
         if not found:
-            rows.append(f"| {run_dir.name} | 0 | 0 | | | | | | | | |")
+            rows.append([run_dir.name, 0, 0, *[""] * 8])
             continue
         latency = stats.measured(pd.read_parquet(run_dir / layout.RECEIPTS))["latency_ms"]
-        rows.append(
-            f"| {run_dir.name} | {found['spam_published']} | {found['spam_over_limit']} | {number(found['spam_reach_mean'], '{:.2f}')} | "
-            f"{found['spam_rejected']} | {found['spam_payload_bytes_sent'] / 1e6:.2f} | {found['spammer_peers']} | "
-            f"{found['pruned_share']:.0%} / {found['disconnected_share']:.0%} | {_seconds(found['prune_s_median'])} | "
-            f"{_seconds(found['disconnect_s_median'])} / {_seconds(found['disconnect_s_max'])} | "
-            f"{latency.quantile(0.5):.0f} / {latency.quantile(0.95):.0f} |"
-        )
+        rows.append([
+            run_dir.name, found["spam_published"], found["spam_over_limit"], number(found["spam_reach_mean"], "{:.2f}"),
+            found["spam_rejected"], f"{found['spam_payload_bytes_sent'] / 1e6:.2f}", found["spammer_peers"],
+            f"{found['pruned_share']:.0%} / {found['disconnected_share']:.0%}", _seconds(found["prune_s_median"]),
+            f"{_seconds(found['disconnect_s_median'])} / {_seconds(found['disconnect_s_max'])}",
+            f"{latency.quantile(0.5):.0f} / {latency.quantile(0.95):.0f}",
+        ])
     return [
         "## Spam against RLN",
         "",
@@ -218,33 +209,11 @@ def spam_section(study: Study, run_dirs: list[Path]) -> list[str]:
         "peers whose gossipsub scoring pruned them from the mesh / disconnected them, and how long after the "
         "first over-limit message (median / max). Honest latency: the measured honest messages, p50 / p95.",
         "",
-        "| run | spam published | over the limit | reach (mean nodes) | rejections | payload MB sent | spammer's peers "
-        "| pruned / disconnected | prune after (median) | disconnect after (median / max) | honest p50 / p95 (ms) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *rows,
-        "",
+        tables.table(rows, ["run", "spam published", "over the limit", "reach (mean nodes)", "rejections", "payload MB sent",
+                            "spammer's peers", "pruned / disconnected", "prune after (median)",
+                            "disconnect after (median / max)", "honest p50 / p95 (ms)"], "l" + "r" * 10).markdown(),
     ]
 
 
 def _seconds(value: float) -> str:
     return number(value, "{:.1f} s") or "never"
-
-
-def number(value, form: str) -> str:
-    """``value`` in ``form`` (e.g. "{:.0f} s"), or blank when there is none."""
-    return "" if value is None or pd.isna(value) else form.format(value)
-
-
-def points_markdown(table: pd.DataFrame, keys: list[str], metrics: list[str]) -> str:
-    def cell(row, metric):
-        half = row[f"{metric} ±"]
-        return f"{row[metric]:.4g}" + ("" if pd.isna(half) else f" ± {half:.2g}")
-
-    header = "| " + " | ".join(k if k != "size_bytes" else "size" for k in keys) + " | " + " | ".join(metrics) + " |"
-    rule = "|" + "---:|" * len(keys) + "---:|" * len(metrics)
-    rows = [
-        "| " + " | ".join(human_size(int(row[k])) if k == "size_bytes" else str(row[k]) for k in keys)
-        + " | " + " | ".join(cell(row, m) for m in metrics) + " |"
-        for row in table.to_dict("records")
-    ]
-    return "\n".join([header, rule, *rows]) + "\n"

@@ -6,10 +6,11 @@
     <out>/figure3-<study>.png/.svg  Figure 3 (latency distributions, the multi-host best and worst case in red)
     <out>/figure2.png/.svg, equation2.csv   Figure 2 (hops against D) with our deepest hops
     <out>/distances.csv    KS and Wasserstein distances from the paper's raw latencies, per study and size
-    <out>/table3.csv       Table 3 (the multi-host cascade, per hop), from a cascade study
+    <out>/table3.csv       Table 3 (the multi-host cascade, per hop), per cascade study over locations
 
-Only validated runs are read, each on its own, so a study with runs that failed or never ran
-still gives what its other runs allow; the page names the rest.
+Only validated runs are read, so a study with runs that failed or never ran still gives what its
+other runs allow; the page names the rest. Every result is paper.study_results' of those runs, the
+same computation as the study's own report.md and analysis/ (of all its runs).
 """
 
 from __future__ import annotations
@@ -19,12 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from waku_shadow import layout
-from waku_shadow.analyse import hops, stats, study_tables
 from waku_shadow.analyse.study_runs import VALIDATED, gather
 from waku_shadow.configuration.study import Study
-from waku_shadow.paper import compare, published
-from waku_shadow.report import plots
+from waku_shadow.paper.study_results import StudyResults
+from waku_shadow.report import plots, study_analysis, tables
 
 FIGURE_FORMATS = (".png", ".svg")
 
@@ -44,27 +43,24 @@ def write(studies: list[Study], out: Path) -> list[str]:
     sections = []
 
     single = [g for g in gathered if g.single_host]
-    table5, distances, equation2, figures3 = [], [], [], []
+    table5, distances, equation2, figure2, figures3 = [], [], [], [], []
     for g in single:
         if not g.validated:
             missing.append(f"{g.study.name}: no validated run, so no Table 5, Figure 3 or Figure 2 from it")
             continue
-        receipts = pd.concat([study_tables.run_table(r, layout.RECEIPTS) for r in g.validated], ignore_index=True)
-        sends = pd.concat([study_tables.run_table(r, layout.SENDS) for r in g.validated], ignore_index=True)
-        summary = stats.latency_summary(receipts)
-        table5.append(compare.table5_comparison(summary).assign(study=g.study.name))
-        distances.append(compare.distances(receipts, ["size_bytes"]).assign(study=g.study.name))
-        equation2.append(compare.equation2_table(g.study, receipts, hops.first_hops(receipts, sends))
-                         .assign(study=g.study.name))
+        results = StudyResults(g.study, g.validated)
+        table5.append(results.table5.assign(study=g.study.name))
+        distances.append(results.distances.assign(study=g.study.name))
+        equation2.append(results.equation2.assign(study=g.study.name))
+        figure2.append(results.figure2)
         figure = _figure_paths(out, f"figure3-{g.study.name}")
-        plots.latency_distributions(receipts, summary, f"{g.study.name}: {g.study.nodes} nwaku nodes in Shadow",
-                                    figure, reference=published.multihost_extremes())
+        study_analysis.figure3(results, figure)
         figures3.append((g.study.name, figure[0].name))
     if table5:
         table = pd.concat(table5, ignore_index=True)
         table.to_csv(out / "table5.csv", index=False)
         sections.append(("Table 5: single-host latency (ms), paper / ours (ours ÷ paper)",
-                         "".join(f"<h3>{html.escape(name)}</h3>" + _markdown_table(compare.table5_markdown(part))
+                         "".join(f"<h3>{html.escape(name)}</h3>" + tables.table5(part).html()
                                  for name, part in table.groupby("study", sort=False))))
     for name, image in figures3:
         sections.append((f"Figure 3: latency distributions, {name} (red dashed: the paper's multi-host best and "
@@ -77,22 +73,24 @@ def write(studies: list[Study], out: Path) -> list[str]:
     if equation2:
         table = pd.concat(equation2, ignore_index=True)
         table.to_csv(out / "equation2.csv", index=False)
-        deepest = table.groupby(["study", "N", "D"], as_index=False)["observed max"].max()
-        observed = pd.DataFrame({"nodes": deepest["N"], "degree": deepest["D"], "max_hop": deepest["observed max"],
-                                 "label": deepest["study"]})
         figure = _figure_paths(out, "figure2")
-        plots.figure2(observed, figure)
+        plots.figure2(pd.concat(figure2, ignore_index=True), figure)
         sections.append(("Figure 2: hops to reach every node against D (★ our deepest hop)",
                          f'<img src="{figure[0].name}" width="900">' + _frame_html(table)))
 
+    table3 = []
     for g in (g for g in gathered if not g.single_host):
         if not g.validated:
             missing.append(f"{g.study.name}: no validated run, so no Table 3")
             continue
-        table = compare.multihost_table3(g.validated)
-        table.to_csv(out / "table3.csv", index=False)
+        table = StudyResults(g.study, g.validated).table3
+        if table.empty:  # a cascade in one place
+            continue
+        table3.append(table.assign(study=g.study.name))
         sections.append((f"Table 3: the multi-host cascade per hop (ms), paper / ours (ours ÷ paper), {g.study.name}",
-                         _markdown_table(compare.table3_markdown(table))))
+                         tables.table3(table).html()))
+    if table3:
+        pd.concat(table3, ignore_index=True).to_csv(out / "table3.csv", index=False)
 
     sections.append(("Runs and their provenance (runs.csv)", _frame_html(states)))
     (out / "index.html").write_text(_page(sections, missing))
@@ -101,15 +99,6 @@ def write(studies: list[Study], out: Path) -> list[str]:
 
 def _frame_html(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, float_format=lambda v: f"{v:.3g}", na_rep="", border=0)
-
-
-def _markdown_table(markdown: str) -> str:
-    """The library's markdown tables (| a | b |) as HTML."""
-    rows = [line.strip().strip("|").split("|") for line in markdown.strip().splitlines()]
-    header, body = rows[0], rows[2:]
-    cells = lambda row, tag: "".join(f"<{tag}>{html.escape(c.strip())}</{tag}>" for c in row)  # noqa: E731
-    return ("<table><tr>" + cells(header, "th") + "</tr>"
-            + "".join("<tr>" + cells(row, "td") + "</tr>" for row in body) + "</table>")
 
 
 def _page(sections: list[tuple[str, str]], missing: list[str]) -> str:

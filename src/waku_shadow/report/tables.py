@@ -1,0 +1,126 @@
+"""Every table as it is written: the cells as text in a frame, and how each column aligns.
+
+One renderer per format: ``Table.markdown`` (report.md, the docs' generated blocks, the notebook)
+and ``Table.html`` (the paper's page). The results themselves are computed elsewhere, as frames of
+numbers (paper.study_results); the functions here only write them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from waku_shadow.analyse.stats import SUMMARY_COLUMNS
+from waku_shadow.configuration.units import human_size
+from waku_shadow.paper.published import STATISTICS
+
+
+@dataclass(frozen=True)
+class Table:
+    frame: pd.DataFrame  # the cells as written; its columns are the header
+    align: str  # a letter per column: "l" left, "r" right
+
+    def __post_init__(self):
+        if len(self.align) != len(self.frame.columns) or set(self.align) - {"l", "r"}:
+            raise ValueError(f"align {self.align!r} does not fit the columns {list(self.frame.columns)}")
+
+    def markdown(self) -> str:
+        """A markdown table, | a | b |, each row on its own line and one after the last."""
+        rule = "|" + "".join("---:|" if side == "r" else "---|" for side in self.align)
+        rows = ["| " + " | ".join(str(cell) for cell in row) + " |" for row in self.frame.itertuples(index=False, name=None)]
+        return "\n".join(["| " + " | ".join(str(name) for name in self.frame.columns) + " |", rule, *rows]) + "\n"
+
+    def html(self) -> str:
+        return self.frame.to_html(index=False, border=0)
+
+
+def table(rows: list[list], columns: list[str], align: str) -> Table:
+    """A Table of rows of cells already written (the column names may repeat)."""
+    return Table(pd.DataFrame(rows, columns=range(len(columns))).set_axis(columns, axis=1), align)
+
+
+def number(value, form: str) -> str:
+    """``value`` in ``form`` (e.g. "{:.0f} s"), or blank when there is none."""
+    return "" if value is None or pd.isna(value) else form.format(value)
+
+
+def size(value) -> str:
+    return human_size(int(value))
+
+
+def latency_summary(summary: pd.DataFrame) -> Table:
+    """stats.latency_summary: per point, the count and latency statistics (ms)."""
+    extra = [c for c in summary.columns if c not in SUMMARY_COLUMNS]
+    rows = [[*(f"{r[c]}" for c in extra), size(r["size_bytes"]), f"{int(r['count'])}",
+             *(f"{r[s]:.1f}" for s in ("min", "mean", "p50", "p95", "max"))] for r in summary.to_dict("records")]
+    columns = [*extra, "size", "count", "min (ms)", "mean (ms)", "p50 (ms)", "p95 (ms)", "max (ms)"]
+    return table(rows, columns, "r" * len(extra) + "lrrrrrr")
+
+
+def points(wide: pd.DataFrame, keys: list[str], metrics: list[str]) -> Table:
+    """study_tables.wide: per point, each metric's mean over repetitions ± half its 95 % interval."""
+    def cell(row, metric):
+        half = row[f"{metric} ±"]
+        return f"{row[metric]:.4g}" + ("" if pd.isna(half) else f" ± {half:.2g}")
+
+    rows = [[*(size(row[k]) if k == "size_bytes" else str(row[k]) for k in keys), *(cell(row, m) for m in metrics)]
+            for row in wide.to_dict("records")]
+    return table(rows, [k if k != "size_bytes" else "size" for k in keys] + metrics, "r" * (len(keys) + len(metrics)))
+
+
+def _beside(paper: float, ours: float, ratio: float) -> str:
+    return f"{paper:.0f} / {ours:.0f} ({ratio:.2f})"
+
+
+def table5(comparison: pd.DataFrame) -> Table:
+    """compare.table5_comparison: one row per size, paper / ours (ours ÷ paper) for min, avg, p95, max."""
+    rows = [[size(value), *(_beside(r.paper_ms, r.ours_ms, r.ratio)
+                            for r in group.set_index("statistic").loc[STATISTICS].itertuples())]
+            for value, group in comparison.groupby("size_bytes", sort=True)]
+    columns = ["size", *(f"{'avg' if s == 'mean' else s}: paper / ours" for s in STATISTICS)]
+    return table(rows, columns, "lrrrr")
+
+
+def distances(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str]) -> Table:
+    """compare.distances: one row per point, KS, Wasserstein and both sample sizes of the pooled
+    repetitions, and with several seeds the range of each seed's distances."""
+    seeds = by_seed["seed"].nunique() > 1
+    extra = [k for k in keys if k != "size_bytes"]
+    spread = by_seed.groupby(keys).agg(ks_min=("ks", "min"), ks_max=("ks", "max"),
+                                       w_min=("wasserstein_ms", "min"), w_max=("wasserstein_ms", "max"))
+    rows = []
+    for row in pooled.merge(spread.reset_index(), on=keys).to_dict("records"):
+        rows.append([*(f"{row[k]}" for k in extra), size(row["size_bytes"]), f"{row['ks']:.3f}",
+                     f"{row['wasserstein_ms']:.1f}", f"{row['ours_n']}", f"{row['paper_n']}",
+                     *([f"{row['ks_min']:.3f}–{row['ks_max']:.3f}", f"{row['w_min']:.1f}–{row['w_max']:.1f}"] if seeds else [])])
+    columns = [*extra, "size", "KS", "Wasserstein (ms)", "ours n", "paper n",
+               *(["KS per seed", "Wasserstein per seed (ms)"] if seeds else [])]
+    return table(rows, columns, "r" * len(extra) + "lrrrr" + ("rr" if seeds else ""))
+
+
+def table3(comparison: pd.DataFrame) -> Table:
+    """compare.table3_comparison in Table 3's layout: one row per component and link, one column per
+    size, paper / ours (ours ÷ paper)."""
+    sizes = sorted(comparison["size_bytes"].unique())
+    order = comparison.drop_duplicates(["component", "from", "to"])[["component", "from", "to"]]
+    cells = comparison.set_index(["component", "from", "to", "size_bytes"])
+    rows = []
+    for component, start, end in order.itertuples(index=False):
+        beside = [cells.loc[(component, start, end, s)] for s in sizes]
+        rows.append([component, " → ".join(part for part in (start, end) if part),
+                     *(_beside(c["paper_ms"], c["ours_ms"], c["ratio"]) for c in beside)])
+    return table(rows, ["component", "link", *(size(s) for s in sizes)], "ll" + "r" * len(sizes))
+
+
+def link_evidence(evidence: pd.DataFrame, links_ms) -> Table:
+    """compare.link_evidence: per size, the paper's first receipt and hop spacing beside what each
+    candidate link predicts, and the link that predicts the first receipt best."""
+    on = [f"{'predicted ' if i == 0 else ''}on {link} ms" for i, link in enumerate(links_ms)]
+    rows = [[size(row["size_bytes"]), f"{row['first_receipt_ms']:.0f}",
+             *(f"{row[f'first_on_{link}ms']:.1f}" for link in links_ms),
+             "no steps" if pd.isna(row["hop_spacing_ms"]) else f"{row['hop_spacing_ms']:.0f}",
+             *(f"{row[f'hop_on_{link}ms']:.1f}" for link in links_ms), f"{row['link_ms']} ms"]
+            for row in evidence.to_dict("records")]
+    columns = ["size", "first receipt", *on, "hop spacing", *on, "the link it ran on"]
+    return table(rows, columns, "lr" + "r" * len(on) + "r" + "r" * len(on) + "r")
