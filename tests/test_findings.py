@@ -1,12 +1,13 @@
 """The docs' generated tables, written from recorded real runs and the committed benchmark records."""
 
+import csv
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
-from recorded import CASCADE_RUNS, RUN_2KB, RUN_100KB, RUNS, parsed_copies, raw_latencies_ms
+from recorded import CASCADE_RUNS, RUN_2KB, RUN_100KB, RUNS, parsed_copies, raw_first_hops, raw_latencies_ms
 from test_paper_page import study_in
 from test_report import ecdf_distances
 
@@ -150,3 +151,27 @@ def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, 
     assert block.splitlines()[-2:] == ["| 2 KB | 1 | 2 s | 0.2 GiB (machine) | 4,316 | 50,095 |",
                                        "| 100 KB | 1 | 4 s | 0.2 GiB (machine) | 2,201 | 25,548 |"]
     assert docs_tables.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"
+
+
+def test_the_papers_first_latency_group_counts_its_publishers_direct_peers():
+    # the paper's 2 KB receipts fall into groups: 356-366 ms, then from 436 ms; 25 KB: 432-545, then from 589
+    for size_kb, first_group_ends in ((2, 400), (25, 570)):
+        latencies = papers_latencies(size_kb)
+        expected = (latencies < first_group_ends).sum() / 9  # nine measured messages
+        assert docs_tables.paper_first_group(size_kb * 1000) == expected
+    assert docs_tables.paper_first_group(2000) == 53 and docs_tables.paper_first_group(25000) == 55
+    assert docs_tables.paper_first_group(500_000) is None  # 500 KB copies queue into one another: no groups
+
+
+def test_reach_and_tail_per_seed_from_the_raw_logs(results, monkeypatch):
+    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
+    section = docs_tables.tables(results, REPO / "bench")["reach-and-tail"]["recorded"]
+    assert section.startswith("**recorded** (seeds 11; one value per seed):")
+    with open(RUN_2KB / "schedule.csv") as handle:
+        measured = {row["msg_hash"] for row in csv.DictReader(handle) if row["warmup"] == "False"}
+    first_hops = [hops for msg_hash, hops in raw_first_hops(RUN_2KB).items() if msg_hash in measured]
+    copies, direct = (sum(column) / len(first_hops) for column in zip(*first_hops))
+    slowest = measured_latencies(RUN_2KB).max()
+    # in 16 well-meshed nodes every receipt is pushed by a mesh peer: none is reached only by gossip
+    assert f"| 2 KB | 53 | {direct:.0f} | {copies:.0f} | 0 | 604 | {slowest:.0f} |" in section
+    assert "| 100 KB |  |" in section  # the paper's 100 KB latencies show no groups

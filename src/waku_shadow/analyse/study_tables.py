@@ -11,13 +11,13 @@ import pandas as pd
 from scipy.stats import t as student_t
 
 from waku_shadow import layout
-from waku_shadow.analyse import bandwidth, spam, stats
+from waku_shadow.analyse import bandwidth, gossip, spam, stats
 from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study
 from waku_shadow.run.run_stats import read_stats
 
 LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max",
-                   "delivery", "delivery_when_up"]
+                   "gossip_only_receivers", "delivery", "delivery_when_up"]
 TRAFFIC_METRICS = ["messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
                    "amplification", "duplicates_per_receiver"]
 COST_METRICS = ["wall_s", "peak_memory_gib"]
@@ -63,6 +63,7 @@ def run_metrics(run_dir: Path) -> dict:
         "latency_max_ms": latency.max(),
         "hops_mean": measured["hop"].mean(),
         "hops_max": measured["hop"].max(),
+        "gossip_only_receivers": len(gossip.gossip_only_receivers(run_dir)),
         **delivery(run_dir),
         "wall_s": cost.wall_seconds,
         "peak_memory_gib": cost.memory_bytes / 2**30,

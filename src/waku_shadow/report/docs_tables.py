@@ -22,12 +22,12 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import load_study, study_runs, study_tables
+from waku_shadow.analyse import hops, load_study, stats, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import cost_model
 from waku_shadow.errors import ConfigError
-from waku_shadow.paper import compare
+from waku_shadow.paper import compare, published
 from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.report import tables as written
 from waku_shadow.report.tables import number
@@ -105,6 +105,49 @@ def single_host_tables(gathered: list[study_runs.StudyRuns]) -> tuple[Block, Blo
             f"{row.ks:.2f} at {human_size(int(row.size_bytes))} ({seeds[row.size_bytes]} seed{'s' if seeds[row.size_bytes] > 1 else ''})"
             for row in pooled.itertuples()) + "\n")
     return (table5 or None), (distances or None), (in_brief or None)
+
+
+def paper_first_group(size_bytes: int) -> float | None:
+    """The receivers per message in the fastest latency group of the paper's raw latencies at a size
+    (its publisher's direct peers, hops.hops_from_latency_steps); None where they show no steps."""
+    theirs = stats.measured(published.shadow_receipts())
+    theirs = theirs[theirs["size_bytes"] == size_bytes]
+    hop = hops.hops_from_latency_steps(theirs["latency_ms"])
+    return None if hop is None else float((hop == 1).sum() / theirs["seq"].nunique())
+
+
+def reach_and_tail(gathered: list[study_runs.StudyRuns]) -> Block:
+    """Per single-host study of the paper's 1000 nodes and size of the paper's: how many receivers
+    the publisher reached directly and how many copies it sent, per message, beside the paper's
+    fastest latency group; the receivers reached only by gossip; and the slowest receipt, beside
+    the paper's. One value per seed."""
+    parts = {}
+    for g in gathered:
+        if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
+            continue
+        results = StudyResults(g.study, g.validated)
+        if results.table5.empty:
+            continue
+        runs = results.runs.set_index("run")
+        first_hops = results.first_hops[~results.first_hops["warmup"]].groupby("run")
+        direct, copies = first_hops["first_hop_receivers"].mean(), first_hops["publisher_sent_to"].mean()
+        single_host = published.table5().query("setup == 's-h'")
+        paper_max = single_host.set_index(["size_bytes", "statistic"])["latency_ms"]
+        rows = []
+        for size_bytes, group in runs.groupby("size_bytes"):
+            group = group.sort_values("seed")
+            first = paper_first_group(int(size_bytes))
+            rows.append([human_size(int(size_bytes)), number(first, "{:.0f}"),
+                         " / ".join(f"{direct[run]:.0f}" for run in group.index),
+                         " / ".join(f"{copies[run]:.0f}" for run in group.index),
+                         " / ".join(f"{n:.0f}" for n in group["gossip_only_receivers"]),
+                         f"{paper_max[(size_bytes, 'max')]:.0f}",
+                         " / ".join(f"{m:.0f}" for m in group["latency_max_ms"])])
+        seeds = ", ".join(str(s) for s in sorted(runs["seed"].unique()))
+        parts[g.study.name] = (f"**{g.study.name}** (seeds {seeds}; one value per seed):\n\n" + written.table(
+            rows, ["size", "direct receivers: paper", "ours", "our publisher's copies", "reached only by gossip",
+                   "max (ms): paper", "ours"], "lrrrrrr").markdown())
+    return parts or None
 
 
 def table3(gathered: list[study_runs.StudyRuns]) -> Block:
@@ -285,6 +328,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
+        "reach-and-tail": reach_and_tail(gathered),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
     }
 
