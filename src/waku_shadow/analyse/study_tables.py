@@ -13,7 +13,7 @@ from scipy.stats import t as student_t
 from waku_shadow import layout
 from waku_shadow.analyse import bandwidth, gossip, spam, stats
 from waku_shadow.configuration import loader
-from waku_shadow.configuration.study import Study
+from waku_shadow.configuration.study import Study, point_columns
 from waku_shadow.run.run_stats import read_stats
 
 LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max",
@@ -26,13 +26,6 @@ COST_METRICS = ["wall_s", "peak_memory_gib"]
 def point_keys(study: Study) -> list[str]:
     """The columns that name a point of the study: the swept key, if any, and the message size."""
     return ([study.sweep.name] if study.sweep else []) + ["size_bytes"]
-
-
-def point_columns(study: Study) -> dict:
-    """What tells a run's rows apart in the study's tables: run, seed and swept value
-    (``study`` is the run's own config, a study of one run)."""
-    (point,) = study.runs()
-    return {"run": point.run_id, "seed": point.seed, **({study.sweep.name: point.value} if study.sweep else {})}
 
 
 def run_columns(run_dir: Path) -> dict:

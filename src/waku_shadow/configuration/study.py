@@ -228,6 +228,13 @@ class Study:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def point_columns(study: Study) -> dict:
+    """What tells a run's rows apart in the study's tables: run, seed and swept value
+    (``study`` is the run's own config, a study of one run)."""
+    (point,) = study.runs()
+    return {"run": point.run_id, "seed": point.seed, **({study.sweep.name: point.value} if study.sweep else {})}
+
+
 def point_config(resolved: dict, run: RunPoint) -> dict:
     point = with_sweep_value(merge(resolved, {"seed": run.seed, "repetitions": 1}), run.value)
     point["traffic"]["message_sizes"] = [run.size_bytes]
