@@ -3,26 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import shutil
 import sys
-from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 
 from waku_shadow import checkout, layout
-from waku_shadow.analyse import bandwidth, load_study, study_tables
+from waku_shadow.analyse import bandwidth, load_study
 from waku_shadow.configuration import loader, sources, units
 from waku_shadow.configuration.study import Study
 from waku_shadow.cost import bench, cost_model
 from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuShadowError
 from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.parse import node_logs, pcap, trees
-from waku_shadow.render import churn_plan, nwaku, plan, run_folder, schedule
+from waku_shadow.render import churn_plan, plan, provenance, run_folder, schedule
 from waku_shadow.report import config_reference, docs_tables, figures_page, plots, study_analysis, study_report, tables
 from waku_shadow.run import collect, guard, run_stats
 from waku_shadow.stack import builds
@@ -61,32 +58,8 @@ def cmd_render(args) -> None:
     run = plan.plan(study, size)
     run_folder.render(run, run_dir, str(Path(wakunode2).resolve()), str(Path(curl).resolve()))
     (run_dir / layout.RUN_CONFIG).write_text(loader.dump_study(study))
-    provenance = {
-        "study": study.name,
-        **study_tables.point_columns(study),
-        "nodes": study.nodes,
-        "message_size_bytes": size,
-        "topology_attempt": run.topology.attempt,
-        "config_sha256_12": study.config_hash(),
-        "rendered_at_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "waku_shadow": builds.project_version(),
-        "shadow": builds.command_version([args.shadow, "--version"]),
-        "nwaku": json.loads(Path(args.nwaku_identity).read_text()),
-        # what the patches read: the settings every node ran with (unset ones keep nwaku's own behaviour)
-        "nwaku_environment": nwaku.environment(study),
-        "curl": builds.command_version([curl, "--version"]),
-        "host": {"machine": platform.machine(), "python": platform.python_version()},
-        "python_packages": {p: metadata.version(p) for p in ("pandas", "numpy", "snakemake") if _installed(p)},
-    }
-    (run_dir / layout.PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
-
-
-def _installed(package: str) -> bool:
-    try:
-        metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
+    nwaku_identity = json.loads(Path(args.nwaku_identity).read_text())
+    provenance.write(run_dir, run, shadow=args.shadow, curl=curl, nwaku_identity=nwaku_identity)
 
 
 def cmd_identify_nwaku(args) -> None:
