@@ -10,7 +10,7 @@ from conftest import CONFIGS, drawn
 from recorded import RUN_2KB, parsed_copies
 
 from waku_shadow import layout
-from waku_shadow.cost import bench
+from waku_shadow.cost import bench, cost_model
 from waku_shadow.errors import RunError
 
 
@@ -130,7 +130,8 @@ def test_scaling_fits_a_power_law_for_time_and_a_line_for_memory():
     assert law["wall_exponent"] == pytest.approx(1.2) and law["wall_coefficient_s"] == pytest.approx(0.5)
     assert law["memory_base_gib"] == pytest.approx(1.0) and law["memory_per_node_mib"] == pytest.approx(12.0)
     assert bench.predict(law, 10_000)["peak_memory_gib"] == pytest.approx(1.0 + 120_000 / 1024)
-    assert bench.largest_fitting(law, 25.0) == 2048  # (25 - 1) GiB / 12 MiB
+    # the cost model's one "largest N": (25 - 1) GiB / 12 MiB
+    assert cost_model.nodes_within(25.0, law["memory_base_gib"], law["memory_per_node_mib"] / 1024) == 2048
     curve = bench.fitted_curve(law, runs, points=3)
     assert list(curve["nodes"]) == pytest.approx([100, 930, 1760]) and curve["wall_s"].iloc[0] == pytest.approx(0.5 * 100**1.2)
 

@@ -223,7 +223,8 @@ def cmd_bench_scaling(args) -> None:
         name, x, xlabel = f"scaling-{args.label}-{size}B", "nodes", "nodes N"
         title = f"{args.label}, {units.human_size(size)} messages: cost against N"
         predicted = args.predict
-        fits = {"largest_n_in_gib": {str(gib): bench.largest_fitting(law, gib) for gib in args.memory_gib}}
+        base_gib, per_node_gib = law["memory_base_gib"], law["memory_per_node_mib"] / 1024
+        fits = {"largest_n_in_gib": {str(gib): cost_model.nodes_within(gib, base_gib, per_node_gib) for gib in args.memory_gib}}
     else:
         runs, law = bench.size_scaling(results, args.label, args.nodes)
         name, x, xlabel = f"scaling-{args.label}-n{args.nodes}-by-size", "size_bytes", "message size (KB)"

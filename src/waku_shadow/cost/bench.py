@@ -308,8 +308,3 @@ def fitted_curve(law: dict, runs: pd.DataFrame, points: int = 100) -> pd.DataFra
     """The law's predictions from the smallest run to 10 % beyond the largest, for a figure."""
     values = runs[law["against"]]
     return pd.DataFrame([predict(law, value) for value in np.linspace(values.min(), values.max() * 1.1, points)])
-
-
-def largest_fitting(law: dict, memory_gib: float) -> int:
-    """The largest N whose predicted peak memory stays within ``memory_gib``."""
-    return int((memory_gib - law["memory_base_gib"]) * 1024 / law["memory_per_node_mib"] + 1e-9)

@@ -92,7 +92,14 @@ def fit(runs: pd.DataFrame, build: str, cores: int) -> CostLaw:
 def largest_nodes(law: CostLaw, size_bytes: int, memory_gib: float) -> int:
     """The largest N whose predicted peak memory at this message size stays within ``memory_gib``."""
     per_node_gib = (law.idle_mib_per_node + law.mib_per_node_per_kb * size_bytes / 1000) / 1024
-    return int((memory_gib - law.base_gib) / per_node_gib)
+    return nodes_within(memory_gib, law.base_gib, per_node_gib)
+
+
+def nodes_within(memory_gib: float, base_gib: float, per_node_gib: float) -> int:
+    """The largest N whose peak memory, base + N x per node (the law's form at one message size),
+    stays within ``memory_gib``: the one "largest N", of the cost law and of a benchmark's scaling fit."""
+    # the tolerance keeps a quotient that is whole but for rounding (a fitted slope) from losing a node
+    return int((memory_gib - base_gib) / per_node_gib + 1e-9)
 
 
 def write(law: CostLaw, path: Path) -> None:
