@@ -166,7 +166,7 @@ def test_the_papers_first_latency_group_counts_its_publishers_direct_peers():
 def test_reach_and_tail_per_seed_from_the_raw_logs(results, monkeypatch):
     monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
     section = docs_tables.tables(results, REPO / "bench")["reach-and-tail"]["recorded"]
-    assert section.startswith("**recorded** (seeds 11; one value per seed):")
+    assert section.startswith("**recorded** (seed 11):")
     with open(RUN_2KB / "schedule.csv") as handle:
         measured = {row["msg_hash"] for row in csv.DictReader(handle) if row["warmup"] == "False"}
     first_hops = [hops for msg_hash, hops in raw_first_hops(RUN_2KB).items() if msg_hash in measured]

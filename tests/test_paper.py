@@ -130,6 +130,10 @@ def test_distances_per_point_and_seed_and_their_markdown(shadow_receipts):
             " Wasserstein per seed (ms): mean (range) |") in text
     # the seeds' mean KS: (0 + (8064 - 477) / 8991) / 2 = 0.422
     assert f"| 2 KB | {pooled.loc[0, 'ks']:.3f} | 50.0 | 17982 | 8991 | 0.422 (0.000–0.844) | 50.0 (0.0–100.0) |" in text
+    between = pd.DataFrame({"size_bytes": [2000], "ks_between": [0.8438]})
+    text = tables.distances(pooled, compare.distances(ours, ["size_bytes", "seed"]), ["size_bytes"], between).markdown()
+    assert text.splitlines()[0].endswith("| KS between our seeds (largest) |")
+    assert text.splitlines()[2].endswith("| 50.0 (0.0–100.0) | 0.844 |")
     one_seed = ours[ours["seed"] == 1]
     text = tables.distances(compare.distances(one_seed, ["size_bytes"]),
                             compare.distances(one_seed, ["size_bytes", "seed"]), ["size_bytes"]).markdown()

@@ -83,3 +83,13 @@ def test_distances_on_samples_worked_by_hand():
     # identical samples are at distance 0
     same = stats.distribution_distances(frame(2000, [5, 7, 7]), frame(2000, [7, 5, 7]), ["size_bytes"])
     assert same.loc[0, "ks"] == 0 and same.loc[0, "wasserstein_ms"] == 0
+
+
+def test_the_largest_distance_between_seeds_of_a_point():
+    def receipts(seed, latencies, size=2000):
+        return pd.DataFrame({"size_bytes": size, "seed": seed, "latency_ms": latencies, "warmup": False})
+    table = pd.concat([receipts(1, [1, 2, 3, 4]), receipts(2, [3, 4, 5, 6]), receipts(3, [1, 2, 3, 4]),
+                       receipts(1, [10, 20], size=25000)])
+    between = stats.largest_distance_between(table, ["size_bytes"]).set_index("size_bytes")["ks_between"]
+    # seeds 1 and 2: at 2 ms seed 1's ECDF is 0.5, seed 2's 0; seeds 1 and 3 are the same sample
+    assert between.to_dict() == {2000: 0.5}  # 25 KB has one seed: no distance between seeds

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 from scipy import stats as scipy_stats
 
@@ -78,6 +80,21 @@ def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: li
             "reference_n": len(other),
         })
     return pd.DataFrame(rows, columns=[*keys, "ks", "wasserstein_ms", "ours_n", "reference_n"])
+
+
+def largest_distance_between(receipts: pd.DataFrame, keys: list[str], between: str = "seed") -> pd.DataFrame:
+    """Per group of ``keys``, the largest KS distance between the latency distributions of any two
+    values of ``between`` (the seeds of a point: how far apart the draws alone put them); warm-up
+    left out; a group with one value has none. Columns: keys, ks_between."""
+    rows = []
+    for point, group in measured(receipts).groupby(keys):
+        samples = [g["latency_ms"] for _, g in group.groupby(between)]
+        if len(samples) < 2:
+            continue
+        pairs = itertools.combinations(samples, 2)
+        rows.append({**dict(zip(keys, point if isinstance(point, tuple) else (point,))),
+                     "ks_between": max(scipy_stats.ks_2samp(a, b).statistic for a, b in pairs)})
+    return pd.DataFrame(rows, columns=[*keys, "ks_between"])
 
 
 def fit_line(x: pd.Series, y: pd.Series) -> dict:

@@ -134,6 +134,11 @@ class StudyResults:
         return compare.distances(self.receipts, [*self.keys, "seed"])
 
     @cached_property
+    def distances_between_seeds(self) -> pd.DataFrame:
+        """Per point, the largest KS distance between two of our seeds: the spread the draws alone make."""
+        return stats.largest_distance_between(self.receipts, self.keys)
+
+    @cached_property
     def hop_shares(self) -> pd.DataFrame:
         """compare.hop_shares: receipts per hop count, ours beside the paper's, per point."""
         return compare.hop_shares(self.receipts, self.keys)

@@ -99,7 +99,8 @@ def single_host_tables(gathered: list[study_runs.StudyRuns]) -> tuple[Block, Blo
         table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + written.table5(results.table5).markdown()
         pooled, by_seed = results.distances, results.distances_by_seed
         distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n"
-                                   + written.distances(pooled, by_seed, results.keys).markdown())
+                                   + written.distances(pooled, by_seed, results.keys,
+                                                       results.distances_between_seeds).markdown())
         seeds = by_seed.groupby("size_bytes")["seed"].nunique()
         in_brief[g.study.name] = (f"**{g.study.name}**: KS " + ", ".join(
             f"{row.ks:.2f} at {human_size(int(row.size_bytes))} ({seeds[row.size_bytes]} seed{'s' if seeds[row.size_bytes] > 1 else ''})"
@@ -143,8 +144,9 @@ def reach_and_tail(gathered: list[study_runs.StudyRuns]) -> Block:
                          " / ".join(f"{n:.0f}" for n in group["gossip_only_receivers"]),
                          f"{paper_max[(size_bytes, 'max')]:.0f}",
                          " / ".join(f"{m:.0f}" for m in group["latency_max_ms"])])
-        seeds = ", ".join(str(s) for s in sorted(runs["seed"].unique()))
-        parts[g.study.name] = (f"**{g.study.name}** (seeds {seeds}; one value per seed):\n\n" + written.table(
+        seeds = sorted(runs["seed"].unique())
+        named = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(str(s) for s in seeds)}; one value per seed"
+        parts[g.study.name] = (f"**{g.study.name}** ({named}):\n\n" + written.table(
             rows, ["size", "direct receivers: paper", "ours", "our publisher's copies", "reached only by gossip",
                    "max (ms): paper", "ours"], "lrrrrrr").markdown())
     return parts or None

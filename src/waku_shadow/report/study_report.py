@@ -119,7 +119,8 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
             "The paper's receipts are its Shadow run's, seq 0 left out as its analysis did (data/paper/). KS: the "
             "largest gap between the two ECDFs (0 to 1); Wasserstein: the area between them, in ms.",
             "",
-            tables.distances(results.distances, results.distances_by_seed, keys).markdown(),
+            tables.distances(results.distances, results.distances_by_seed, keys,
+                             results.distances_between_seeds).markdown(),
         ]
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)

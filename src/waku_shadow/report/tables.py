@@ -82,23 +82,30 @@ def table5(comparison: pd.DataFrame) -> Table:
     return table(rows, columns, "lrrrr")
 
 
-def distances(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str]) -> Table:
+def distances(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str], between: pd.DataFrame | None = None) -> Table:
     """compare.distances: one row per point, KS, Wasserstein and both sample sizes of the pooled
-    repetitions, and with several seeds the mean of each seed's distances and their range."""
+    repetitions, and with several seeds the mean of each seed's distances and their range, and
+    (given ``between``, stats.largest_distance_between) the largest KS between two of our seeds."""
     seeds = by_seed["seed"].nunique() > 1
     extra = [k for k in keys if k != "size_bytes"]
     spread = by_seed.groupby(keys).agg(ks_mean=("ks", "mean"), ks_min=("ks", "min"), ks_max=("ks", "max"),
                                        w_mean=("wasserstein_ms", "mean"), w_min=("wasserstein_ms", "min"),
                                        w_max=("wasserstein_ms", "max"))
+    merged = pooled.merge(spread.reset_index(), on=keys)
+    show_between = seeds and between is not None
+    if show_between:
+        merged = merged.merge(between, on=keys, how="left")
     rows = []
-    for row in pooled.merge(spread.reset_index(), on=keys).to_dict("records"):
+    for row in merged.to_dict("records"):
         rows.append([*(f"{row[k]}" for k in extra), size(row["size_bytes"]), f"{row['ks']:.3f}",
                      f"{row['wasserstein_ms']:.1f}", f"{row['ours_n']}", f"{row['paper_n']}",
                      *([f"{row['ks_mean']:.3f} ({row['ks_min']:.3f}–{row['ks_max']:.3f})",
-                        f"{row['w_mean']:.1f} ({row['w_min']:.1f}–{row['w_max']:.1f})"] if seeds else [])])
+                        f"{row['w_mean']:.1f} ({row['w_min']:.1f}–{row['w_max']:.1f})"] if seeds else []),
+                     *([f"{row['ks_between']:.3f}"] if show_between else [])])
     columns = [*extra, "size", "KS", "Wasserstein (ms)", "ours n", "paper n",
-               *(["KS per seed: mean (range)", "Wasserstein per seed (ms): mean (range)"] if seeds else [])]
-    return table(rows, columns, "r" * len(extra) + "lrrrr" + ("rr" if seeds else ""))
+               *(["KS per seed: mean (range)", "Wasserstein per seed (ms): mean (range)"] if seeds else []),
+               *(["KS between our seeds (largest)"] if show_between else [])]
+    return table(rows, columns, "r" * len(extra) + "lrrrr" + ("rr" if seeds else "") + ("r" if show_between else ""))
 
 
 def table3(comparison: pd.DataFrame) -> Table:
