@@ -101,7 +101,7 @@ def distances(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str], betw
                      f"{row['wasserstein_ms']:.1f}", f"{row['ours_n']}", f"{row['paper_n']}",
                      *([f"{row['ks_mean']:.3f} ({row['ks_min']:.3f}–{row['ks_max']:.3f})",
                         f"{row['w_mean']:.1f} ({row['w_min']:.1f}–{row['w_max']:.1f})"] if seeds else []),
-                     *([f"{row['ks_between']:.3f}"] if show_between else [])])
+                     *([number(row["ks_between"], "{:.3f}")] if show_between else [])])
     columns = [*extra, "size", "KS", "Wasserstein (ms)", "ours n", "paper n",
                *(["KS per seed: mean (range)", "Wasserstein per seed (ms): mean (range)"] if seeds else []),
                *(["KS between our seeds (largest)"] if show_between else [])]
