@@ -8,6 +8,8 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from conftest import RECORDED
 
 RUN_2KB = RECORDED / "recorded" / "n16-size2000B-seed11"
@@ -78,3 +80,11 @@ def raw_first_hops(run_dir: Path) -> dict[str, tuple[int, int]]:
     direct = Counter(r["msg_hash"] for _, r in raw_records(run_dir, "received relay message")
                      if r["from_peer_id"] == short_id[publisher[r["msg_hash"]]])
     return {msg_hash: (sent[msg_hash], direct[msg_hash]) for msg_hash in publisher}
+
+
+def ecdf_distances(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
+    """KS (largest gap) and Wasserstein (area between) of two ECDFs, evaluated on the pooled values."""
+    grid = np.sort(np.concatenate([ours, theirs]))
+    gap = np.abs(np.searchsorted(np.sort(ours), grid, side="right") / len(ours)
+                 - np.searchsorted(np.sort(theirs), grid, side="right") / len(theirs))
+    return gap.max(), float(np.sum(gap[:-1] * np.diff(grid)))

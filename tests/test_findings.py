@@ -7,9 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
-from recorded import CASCADE_RUNS, RUN_2KB, RUN_100KB, RUNS, parsed_copies, raw_first_hops, raw_latencies_ms
+from recorded import CASCADE_RUNS, RUN_2KB, RUN_100KB, RUNS, ecdf_distances, parsed_copies, raw_first_hops, raw_latencies_ms
 from test_paper_page import study_in
-from test_report import ecdf_distances
 
 from waku_shadow import cli, layout
 from waku_shadow.report import docs_tables

@@ -4,11 +4,10 @@ import json
 import shutil
 
 import nbformat
-import numpy as np
 import pandas as pd
 import pytest
 from conftest import RECORDED, REPO
-from recorded import CASCADE_RUNS, RUNS, parsed_copies, raw_first_hops, raw_latencies_ms, raw_records
+from recorded import CASCADE_RUNS, RUNS, ecdf_distances, parsed_copies, raw_first_hops, raw_latencies_ms, raw_records
 
 from waku_shadow import cli
 from waku_shadow.paper import compare, published
@@ -78,14 +77,6 @@ def raw_proof_generation_ms(run) -> float:
     gaps = [(r["receivedTime"] - intent[r["msg_hash"]]) / 1e6 for _, r in raw_records(run, "received relay message")
             if r["from_peer_id"] == "rest" and r["msg_hash"] not in warmup]
     return sum(gaps) / len(gaps)
-
-
-def ecdf_distances(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
-    """KS (largest gap) and Wasserstein (area between) of two ECDFs, evaluated on the pooled values."""
-    grid = np.sort(np.concatenate([ours, theirs]))
-    gap = np.abs(np.searchsorted(np.sort(ours), grid, side="right") / len(ours)
-                 - np.searchsorted(np.sort(theirs), grid, side="right") / len(theirs))
-    return gap.max(), float(np.sum(gap[:-1] * np.diff(grid)))
 
 
 def test_report_sets_whole_distributions_beside_the_papers(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import RECORDED
-from recorded import CASCADE_RUNS, RUNS, parsed_copies
+from recorded import CASCADE_RUNS, RUNS, ecdf_distances, parsed_copies
 
 from waku_shadow import cli
 from waku_shadow.configuration import loader
@@ -45,14 +45,6 @@ def measured_latency(run, **where) -> np.ndarray:
     for column, value in where.items():
         receipts = receipts[receipts[column] == value]
     return receipts["latency_ms"].to_numpy()
-
-
-def ecdf_distances(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
-    """KS (largest gap) and Wasserstein (area between) of two ECDFs, evaluated on the pooled values."""
-    grid = np.sort(np.concatenate([ours, theirs]))
-    gap = np.abs(np.searchsorted(np.sort(ours), grid, side="right") / len(ours)
-                 - np.searchsorted(np.sort(theirs), grid, side="right") / len(theirs))
-    return gap.max(), float(np.sum(gap[:-1] * np.diff(grid)))
 
 
 def test_latency_summary_and_table5_beside_the_papers(single):

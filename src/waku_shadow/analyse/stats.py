@@ -10,6 +10,11 @@ from scipy import stats as scipy_stats
 SUMMARY_COLUMNS = ["size_bytes", "count", "min", "mean", "p50", "p95", "max"]
 
 
+def point_at(keys: list[str], point) -> dict:
+    """A groupby key of ``keys`` as {key: value} (pandas gives a scalar for one key, a tuple for several)."""
+    return dict(zip(keys, point if isinstance(point, tuple) else (point,)))
+
+
 def measured(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of measured messages: every figure and table is made of these. Warm-up messages
     are published, delivered and validated like the others, but never measured."""
@@ -68,7 +73,7 @@ def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: li
     ours, reference = measured(ours), measured(reference)
     rows = []
     for point, group in ours.groupby(keys):
-        at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
+        at = point_at(keys, point)
         other = reference.loc[reference["size_bytes"] == at["size_bytes"], "latency_ms"]
         if other.empty:
             continue
@@ -92,7 +97,7 @@ def largest_distance_between(receipts: pd.DataFrame, keys: list[str], between: s
         if len(samples) < 2:
             continue
         pairs = itertools.combinations(samples, 2)
-        rows.append({**dict(zip(keys, point if isinstance(point, tuple) else (point,))),
+        rows.append({**point_at(keys, point),
                      "ks_between": max(scipy_stats.ks_2samp(a, b).statistic for a, b in pairs)})
     return pd.DataFrame(rows, columns=[*keys, "ks_between"])
 

@@ -96,11 +96,11 @@ def points_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     metrics = [m for m in LATENCY_METRICS + TRAFFIC_METRICS + spam.METRICS + COST_METRICS if m in runs]
     rows = []
     for point, group in runs.groupby(keys):
-        point = point if isinstance(point, tuple) else (point,)
+        at = stats.point_at(keys, point)
         for metric in metrics:
             values = group[metric].astype(float)
             half = ci95_half_width(values)
-            rows.append({**dict(zip(keys, point)), "metric": metric, "runs": int(values.count()),
+            rows.append({**at, "metric": metric, "runs": int(values.count()),
                          "mean": values.mean(), "ci95_low": values.mean() - half, "ci95_high": values.mean() + half})
     return pd.DataFrame(rows)
 

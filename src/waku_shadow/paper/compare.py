@@ -100,7 +100,7 @@ def hop_shares(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     theirs = stats.measured(theirs)
     parts = []
     for point, group in measured.groupby(keys):
-        at = dict(zip(keys, point if isinstance(point, tuple) else (point,)))
+        at = stats.point_at(keys, point)
         paper_latency = theirs.loc[theirs["size_bytes"] == at["size_bytes"], "latency_ms"]
         if paper_latency.empty:
             continue

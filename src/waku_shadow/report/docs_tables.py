@@ -85,16 +85,23 @@ MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {r
 PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
 
 
-def single_host_tables(gathered: list[study_runs.StudyRuns]) -> tuple[Block, Block, Block]:
-    """Table 5 beside ours, the distances from the paper's raw latencies, and those distances in one
-    line, per single-host study of the paper's 1000 nodes that ran a size the paper simulated."""
-    table5, distances, in_brief = {}, {}, {}
+def paper_network_results(gathered: list[study_runs.StudyRuns]) -> list[tuple[study_runs.StudyRuns, StudyResults]]:
+    """The results of every single-host study of the paper's 1000 nodes that ran a size of Table 5."""
+    found = []
     for g in gathered:
         if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
             continue
         results = StudyResults(g.study, g.validated)
-        if results.table5.empty:  # a sweep, or no size of Table 5
-            continue
+        if not results.table5.empty:  # empty: a sweep, or no size of Table 5
+            found.append((g, results))
+    return found
+
+
+def single_host_tables(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> tuple[Block, Block, Block]:
+    """Table 5 beside ours, the distances from the paper's raw latencies, and those distances in one
+    line, per study of paper_network_results."""
+    table5, distances, in_brief = {}, {}, {}
+    for g, results in paper_network:
         runs = ", ".join(r.name for r in g.validated)
         table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + written.table5(results.table5).markdown()
         pooled, by_seed = results.distances, results.distances_by_seed
@@ -117,18 +124,13 @@ def paper_first_group(size_bytes: int) -> float | None:
     return None if hop is None else float((hop == 1).sum() / theirs["seq"].nunique())
 
 
-def reach_and_tail(gathered: list[study_runs.StudyRuns]) -> Block:
-    """Per single-host study of the paper's 1000 nodes and size of the paper's: how many receivers
+def reach_and_tail(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
+    """Per study of paper_network_results and size of the paper's: how many receivers
     the publisher reached directly and how many copies it sent, per message, beside the paper's
     fastest latency group; the receivers reached only by gossip; and the slowest receipt, beside
     the paper's. One value per seed."""
     parts = {}
-    for g in gathered:
-        if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
-            continue
-        results = StudyResults(g.study, g.validated)
-        if results.table5.empty:
-            continue
+    for g, results in paper_network:
         runs = results.runs.set_index("run")
         first_hops = results.first_hops[~results.first_hops["warmup"]].groupby("run")
         direct, copies = first_hops["first_hop_receivers"].mean(), first_hops["publisher_sent_to"].mean()
@@ -321,14 +323,15 @@ def bench_rows(bench_dir: Path) -> str | None:
 def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     gathered = study_runs.gather(studies(results_dir))
     law = cost_law(bench_dir)
-    table5, distances, distances_in_brief = single_host_tables(gathered)
+    paper_network = paper_network_results(gathered)
+    table5, distances, distances_in_brief = single_host_tables(paper_network)
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances,
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
         "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
-        "reach-and-tail": reach_and_tail(gathered),
+        "reach-and-tail": reach_and_tail(paper_network),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
     }
 
