@@ -236,3 +236,9 @@ def test_the_prune_fix_reaches_the_nodes_only_when_chosen(small_study):
     assert nwaku.ENV_PRUNE_ONLY_REMOVED not in nwaku.environment(small_study)  # nim-libp2p as it ships
     study = loader.resolve(merge(small_study.resolved, {"gossipsub": {"prune_only_removed": True}}))
     assert nwaku.environment(study)[nwaku.ENV_PRUNE_ONLY_REMOVED] == "1"
+
+
+def test_sequential_dials_reach_the_nodes_only_when_chosen(small_study):
+    assert nwaku.ENV_SEQUENTIAL_DIALS not in nwaku.environment(small_study)  # nwaku dials all at once
+    study = loader.resolve(merge(small_study.resolved, {"libp2p": {"sequential_dials": True}}))
+    assert nwaku.environment(study)[nwaku.ENV_SEQUENTIAL_DIALS] == "1"

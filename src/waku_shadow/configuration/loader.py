@@ -245,6 +245,7 @@ def _resolve(raw: dict) -> Study:
         tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
         gossipsub=gossipsub,
         stream_muxer=cfg["libp2p"]["stream_muxer"],
+        sequential_dials=cfg["libp2p"]["sequential_dials"],
         prune_only_removed=gs["prune_only_removed"],
         publishers=traffic["publishers"],
         messages_per_publisher=traffic["messages_per_publisher"],
@@ -319,7 +320,12 @@ def _check_by_size(resolved: dict, by_size: dict, sizes: list[int], sweep: Sweep
 
 
 # settings nwaku reads only through one of nwaku-patches/<tag>/, by the patch's number
-PATCHED_SETTINGS = {"libp2p.stream_muxer": "0013", "rln.epoch": "0011", "gossipsub.prune_only_removed": "0014"}
+PATCHED_SETTINGS = {
+    "libp2p.stream_muxer": "0013",
+    "rln.epoch": "0011",
+    "gossipsub.prune_only_removed": "0014",
+    "libp2p.sequential_dials": "0015",
+}
 
 
 def _check_patched_settings(cfg: dict, found: Problems) -> None:

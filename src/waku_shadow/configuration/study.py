@@ -142,6 +142,7 @@ class Study:
     tcp_slow_start_after_idle: bool
     gossipsub: Gossipsub
     stream_muxer: str | None  # None: nwaku's own order (yamux first)
+    sequential_dials: bool  # nwaku patch 0015
     prune_only_removed: bool  # nwaku patch 0014
     publishers: int
     messages_per_publisher: int

@@ -34,6 +34,7 @@ ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
 ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
 ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
 ENV_PRUNE_ONLY_REMOVED = "WAKU_SIM_PRUNE_ONLY_REMOVED"
+ENV_SEQUENTIAL_DIALS = "WAKU_SIM_SEQUENTIAL_DIALS"
 ENV_GOSSIPSUB = {
     "d": "WAKU_SIM_GOSSIPSUB_D",
     "d_low": "WAKU_SIM_GOSSIPSUB_D_LOW",
@@ -120,6 +121,8 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_STREAM_MUXER] = study.stream_muxer
     if study.prune_only_removed:
         env[ENV_PRUNE_ONLY_REMOVED] = "1"
+    if study.sequential_dials:
+        env[ENV_SEQUENTIAL_DIALS] = "1"
     if study.rln.epoch_ns:
         env[ENV_RLN_EPOCH_NS] = str(study.rln.epoch_ns)
         env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"

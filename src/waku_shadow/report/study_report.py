@@ -71,6 +71,7 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
         sweep_description(study),
         *([by_size_description(study)] if study.by_size else []),
         f"Stream muxer: {study.stream_muxer or NWAKU_MUXER_ORDER} first.",
+        *(["Static peers dialled one after the other (nwaku patch 0015)."] if study.sequential_dials else []),
         compare.traffic_reading(study),
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
