@@ -2,7 +2,10 @@
 
 import pandas as pd
 import pytest
-from recorded import RUNS, parsed_copies, raw_first_hops
+import csv
+from collections import Counter
+
+from recorded import RUNS, parsed_copies, raw_first_hops, raw_records
 
 from waku_shadow import layout
 from waku_shadow.analyse import gossip, hops, residuals, study_tables
@@ -88,3 +91,15 @@ def test_a_copy_sent_long_after_its_sender_had_it_was_pulled_by_gossip():
     sends = pd.DataFrame({"msg_hash": ["m"] * 4, "sender": ["p", "a", "a", "a"], "to_host": ["a", "b", "c", "c"],
                           "sent_ns": [0, 80 * ms, 880 * ms, 900 * ms]})
     assert gossip.pulled_by_gossip(receipts, sends).tolist() == [False, False, True]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda run: run.name)
+def test_relay_copies_count_what_relays_sent_of_measured_messages(tmp_path, run):
+    """The raw "sent relay message" lines per relaying node and measured message, the publisher's own left out."""
+    with open(run / "schedule.csv") as handle:
+        schedule = list(csv.DictReader(handle))
+    publisher = {row["msg_hash"]: row["publisher"] for row in schedule if row["warmup"] == "False"}
+    per_relay = Counter((host, r["msg_hash"]) for host, r in raw_records(run, "sent relay message")
+                        if r["msg_hash"] in publisher and host != publisher[r["msg_hash"]])
+    (copy,) = parsed_copies([run], tmp_path)
+    assert study_tables.run_metrics(copy)["relay_copies"] == pytest.approx(sum(per_relay.values()) / len(per_relay))

@@ -174,3 +174,40 @@ def test_reach_and_tail_per_seed_from_the_raw_logs(results, monkeypatch):
     # in 16 well-meshed nodes every receipt is pushed by a mesh peer: none is reached only by gossip
     assert f"| 2 KB | 11 | 53 | {direct:.0f} | {copies:.0f} | 0 | 604 | {slowest:.0f} |" in section
     assert "| 100 KB | 11 |  |" in section  # the paper's 100 KB latencies show no groups
+
+
+def test_a_study_compared_with_another_shows_both_per_size(results):
+    """report.compare_with: the comparison its analysis writes, the other study's statistics beside ours;
+    here the recorded runs compared with a study made of the 2 KB run alone, so only 2 KB is shared."""
+    alone = study_in("recorded", results)
+    compared = results / "recorded-compared"
+    copies = parsed_copies(RUNS, compared / layout.RUNS)
+    config = (REPO / "tests/data/recorded.yaml").read_text().replace("study: recorded", "study: recorded-compared")
+    (compared / layout.STUDY_CONFIG).write_text(config + "report: {compare_with: recorded-2kb}\n")
+    only_2kb = results / "recorded-2kb"
+    parsed_copies([RUN_2KB], only_2kb / layout.RUNS)
+    (only_2kb / layout.STUDY_CONFIG).write_text(config.replace("recorded-compared", "recorded-2kb").replace("[2 KB, 100 KB]", "[2 KB]"))
+    for study_dir, runs in ((only_2kb, list((only_2kb / layout.RUNS).iterdir())), (compared, copies)):
+        other = ["--compare-with", str(only_2kb)] if study_dir == compared else []
+        assert cli.main(["summarize", "--study-config", str(study_dir / layout.STUDY_CONFIG), "--out", str(study_dir),
+                         "--runs", *map(str, runs)]) == 0
+        assert cli.main(["analyse", "--study-dir", str(study_dir), "--runs", *map(str, runs), *other]) == 0
+    section = docs_tables.tables(results, REPO / "bench")["comparisons"]["recorded-compared"]
+    assert section.startswith("**recorded-compared** beside recorded-2kb (n16-size2000B-seed11, n16-size100000B-seed11):")
+    latencies = measured_latencies(RUN_2KB)
+    same = (latencies.min(), latencies.mean(), np.percentile(latencies, 95), latencies.max())
+    assert "| 2 KB | " + " | ".join(f"{v:.0f} / {v:.0f} (1.00)" for v in same) + " |" in section
+    assert "100 KB" not in section  # the other study has no 100 KB
+    assert alone.name not in docs_tables.tables(results, REPO / "bench")["comparisons"]  # compared with nothing
+
+
+def test_the_tree_shape_sets_our_hops_beside_the_papers_steps(results, monkeypatch):
+    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
+    section = docs_tables.tables(results, REPO / "bench")["tree-shape"]["recorded"]
+    (row_2kb,) = [line for line in section.splitlines() if line.startswith("| 2 KB |")]
+    cells = [cell.strip() for cell in row_2kb.strip("|").split("|")]
+    # the paper's 2 KB steps: 477, 2529, 5058 and 927 of its 8991 measured receipts in hops 1 to 4
+    assert [cell.split(" / ")[0] for cell in cells[1:5]] == ["5.3", "28.1", "56.3", "10.3"]
+    ours = [float(cell.split(" / ")[1]) for cell in cells[1:6]]
+    assert sum(ours) == pytest.approx(100, abs=0.3)
+    assert "| 100 KB |" not in section  # the paper's 100 KB latencies show no steps

@@ -17,6 +17,15 @@ def interval_start(time_s: float, interval_s: float) -> float:
     return time_s // interval_s * interval_s
 
 
+def relay_copies(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
+    """The mean copies a node sends of a measured message it relays (its publisher's sends left out):
+    about its mesh less the peer the message came from, so how wide the delivery tree branches."""
+    publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
+    relayed = sends[sends["msg_hash"].isin(publisher.index)]
+    relayed = relayed[relayed["sender"] != relayed["msg_hash"].map(publisher)]
+    return float(relayed.groupby(["sender", "msg_hash"]).size().mean())
+
+
 def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float) -> pd.Series:
     """Bytes all nodes sent (idle traffic subtracted) from each message's publish to the next one's.
 

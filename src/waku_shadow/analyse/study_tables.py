@@ -18,7 +18,7 @@ from waku_shadow.run.run_stats import read_stats
 
 LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max",
                    "gossip_only_receivers", "delivery", "delivery_when_up"]
-TRAFFIC_METRICS = ["messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
+TRAFFIC_METRICS = ["relay_copies", "messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
                    "amplification", "duplicates_per_receiver"]
 COST_METRICS = ["wall_s", "peak_memory_gib"]
 
@@ -57,6 +57,7 @@ def run_metrics(run_dir: Path) -> dict:
         "hops_mean": measured["hop"].mean(),
         "hops_max": measured["hop"].max(),
         "gossip_only_receivers": len(gossip.gossip_only_receivers(run_dir)),
+        "relay_copies": bandwidth.relay_copies(pd.read_parquet(run_dir / layout.SENDS), measured),
         **delivery(run_dir),
         "wall_s": cost.wall_seconds,
         "peak_memory_gib": cost.memory_bytes / 2**30,

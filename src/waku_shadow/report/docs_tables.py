@@ -152,6 +152,33 @@ def reach_and_tail(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]
     return parts or None
 
 
+def tree_shape(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
+    """Per study of paper_network_results and size whose paper latencies show hop steps: the share of
+    receipts per hop, the paper's (read off its steps) beside ours (from the delivery trees, all seeds
+    pooled), and the copies our relays send per message, one value per seed."""
+    parts = {}
+    for g, results in paper_network:
+        shares = results.hop_shares.pivot_table(index=["size_bytes", "hop"], columns="source", values="share")
+        runs = results.runs.sort_values("seed")
+        paper, ours = compare.HOP_SOURCES[0], compare.HOP_SOURCES[1]
+        rows = []
+        for size_bytes, group in shares.groupby(level="size_bytes"):
+            if paper not in group or group[paper].isna().all():
+                continue
+            by_hop = 100 * group.droplevel("size_bytes").fillna(0)
+            by_hop = by_hop.reindex(range(1, max(5, int(by_hop.index.max()) + 1)), fill_value=0)
+            cells = [f"{by_hop.at[hop, paper]:.1f} / {by_hop.at[hop, ours]:.1f}" for hop in range(1, 5)]
+            beyond = by_hop.loc[by_hop.index > 4].sum()
+            copies = runs.loc[runs["size_bytes"] == size_bytes, "relay_copies"]
+            rows.append([human_size(int(size_bytes)), *cells, f"{beyond[paper]:.1f} / {beyond[ours]:.1f}",
+                         " / ".join(f"{c:.1f}" for c in copies)])
+        if rows:
+            parts[g.study.name] = (f"**{g.study.name}** (receipts per hop, %: paper / ours):\n\n" + written.table(
+                rows, ["size", "hop 1", "hop 2", "hop 3", "hop 4", "hop 5+", "copies per relay, per seed"],
+                "lrrrrrr").markdown())
+    return parts or None
+
+
 def table3(gathered: list[study_runs.StudyRuns]) -> Block:
     parts = {}
     for g in gathered:
@@ -178,6 +205,20 @@ def sweeps(gathered: list[study_runs.StudyRuns]) -> Block:
                    if m in set(table["metric"])]
         parts[g.study.name] = (f"**{g.study.name}** ({len(g.validated)} validated runs):\n\n"
                                + written.points(study_tables.wide(table, keys, metrics), keys, metrics).markdown())
+    return parts or None
+
+
+def comparisons(gathered: list[study_runs.StudyRuns]) -> Block:
+    """Each study compared with another (report.compare_with): the other's latency statistics and
+    ours per size, from the comparison its analysis wrote."""
+    parts = {}
+    for g in gathered:
+        other = g.study.compare_with
+        path = g.study_dir / layout.ANALYSIS / layout.compared_with(other, ".csv") if other else None
+        if path is None or not path.exists() or (table := pd.read_csv(path)).empty:
+            continue
+        parts[g.study.name] = (f"**{g.study.name}** beside {other} ({', '.join(r.name for r in g.validated)}):\n\n"
+                               + written.compared(table, other).markdown())
     return parts or None
 
 
@@ -328,10 +369,10 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances,
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
+        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
-        "reach-and-tail": reach_and_tail(paper_network),
+        "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
     }
 

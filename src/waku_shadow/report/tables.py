@@ -75,10 +75,15 @@ def _beside(paper: float, ours: float, ratio: float) -> str:
 
 def table5(comparison: pd.DataFrame) -> Table:
     """compare.table5_comparison: one row per size, paper / ours (ours ÷ paper) for min, avg, p95, max."""
-    rows = [[size(value), *(_beside(r.paper_ms, r.ours_ms, r.ratio)
+    return compared(comparison.rename(columns={"paper_ms": "other_ms"}), "paper")
+
+
+def compared(comparison: pd.DataFrame, other: str) -> Table:
+    """stats.compare: one row per size, the other's / ours (ours ÷ the other's) for min, avg, p95, max."""
+    rows = [[size(value), *(_beside(r.other_ms, r.ours_ms, r.ratio)
                             for r in group.set_index("statistic").loc[STATISTICS].itertuples())]
             for value, group in comparison.groupby("size_bytes", sort=True)]
-    columns = ["size", *(f"{'avg' if s == 'mean' else s}: paper / ours" for s in STATISTICS)]
+    columns = ["size", *(f"{'avg' if s == 'mean' else s}: {other} / ours" for s in STATISTICS)]
     return table(rows, columns, "lrrrr")
 
 
