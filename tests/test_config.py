@@ -1,6 +1,6 @@
 import pytest
 import yaml
-from conftest import CONFIGS
+from conftest import CONFIGS, REPO
 
 from waku_shadow.configuration import loader, schema, sources
 from waku_shadow.configuration.study import merge
@@ -343,3 +343,11 @@ def test_a_setting_the_tags_patches_do_not_read_is_refused():
                                           r"nwaku-patches/v0.36.0/ has no patch 0013$"):
         loader.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}, "stack": {"nwaku": {"tag": "v0.36.0"}}})
     assert loader.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}}).stream_muxer == "mplex"
+
+
+def test_a_tag_without_a_patch_folder_is_one_error_naming_the_supported_tags():
+    supported = ", ".join(sorted(d.name for d in (REPO / "nwaku-patches").iterdir() if d.is_dir()))
+    with pytest.raises(ConfigError) as refused:
+        loader.resolve({"study": "x", "stack": {"nwaku": {"tag": "v0.99.0"}}})
+    assert str(refused.value) == (f"config: stack.nwaku.tag: v0.99.0 has no patch folder nwaku-patches/v0.99.0/; "
+                                  f"supported: {supported}")

@@ -46,12 +46,17 @@ NWAKU_PATCHES = "nwaku-patches"
 SHADOW_PATCHES = "shadow/patches"
 
 
+def nwaku_tags() -> list[str]:
+    """The nwaku tags the project carries patches for (a folder of nwaku-patches/ each)."""
+    return sorted(d.name for d in path(NWAKU_PATCHES).iterdir() if any(d.glob("*.patch")))
+
+
 def patches(tag: str) -> list[Path]:
     """nwaku-patches/<tag>/*.patch, the patches for one nwaku tag, in the order they are applied."""
     patch_dir = path(NWAKU_PATCHES)
     found = sorted((patch_dir / tag).glob("*.patch"))
     if not found:
-        carried = sorted(d.name for d in patch_dir.iterdir() if d.is_dir())
+        carried = nwaku_tags()
         raise StackError(
             f"stack.nwaku.tag: no patches for nwaku {tag} in {patch_dir}"
             + (f"; the project carries patches for {', '.join(carried)}" if carried else "")

@@ -330,6 +330,9 @@ PATCHED_SETTINGS = {
 
 def _check_patched_settings(cfg: dict, found: Problems) -> None:
     tag = cfg["stack"]["nwaku"]["tag"]
+    if tag not in (supported := checkout.nwaku_tags()):
+        found.add("stack.nwaku.tag", f"{tag} has no patch folder nwaku-patches/{tag}/; supported: {', '.join(supported)}")
+        return
     carried = [patch.name for patch in checkout.patches(tag)]
     for key, number in PATCHED_SETTINGS.items():
         section, name = key.split(".")
