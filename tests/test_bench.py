@@ -107,15 +107,26 @@ def test_receipts_of_two_runs_are_compared_one_by_one(run_dir, tmp_path):
     shifted = tmp_path / "shifted"
     shifted.mkdir()
     receipts = pd.read_parquet(run_dir / "receipts.parquet")
+    sends = pd.read_parquet(run_dir / "sends.parquet")
     late = receipts.index[:10]
     receipts.loc[late, "received_ns"] += 3_000_000
     receipts.to_parquet(shifted / "receipts.parquet")
+    sends.iloc[1:].to_parquet(shifted / "sends.parquet")
     moved = bench.compare_receipts(run_dir, shifted)
     assert moved["identical_share"] == pytest.approx(1 - 10 / len(receipts))
     assert moved["max_abs_difference_ms"] == pytest.approx(3.0)
     assert moved["receipts_in_both"] == len(receipts)
+    assert moved["copies_sent"] == [len(sends), len(sends) - 1]
+    assert same["latency_ks"] == 0 and same["latency_ks_pvalue"] == 1
     text = bench.to_text([bench.measure(run_dir, "a"), bench.measure(run_dir, "b")], moved)
     assert f"receipts: {1 - 10 / len(receipts):.1%} identical, 100.0% from the same parent" in text
+    assert "within chance" in text  # ten receipts 3 ms late do not move the distribution
+    slower = tmp_path / "slower"
+    slower.mkdir()
+    receipts.assign(latency_ms=receipts["latency_ms"] * 1.5).to_parquet(slower / "receipts.parquet")
+    sends.to_parquet(slower / "sends.parquet")
+    text = bench.to_text([bench.measure(run_dir, "a"), bench.measure(run_dir, "b")], bench.compare_receipts(run_dir, slower))
+    assert "a different distribution" in text
 
 
 def test_scaling_fits_a_power_law_for_time_and_a_line_for_memory():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.stats
 import yaml
 
 from waku_shadow import checkout, layout
@@ -127,6 +128,8 @@ def compare_receipts(first_run: Path, second_run: Path) -> dict:
     second = pd.read_parquet(second_run / layout.RECEIPTS)
     both = first.merge(second, on=["msg_hash", "receiver"], suffixes=("_first", "_second"))
     difference = (both["received_ns_second"] - both["received_ns_first"]).abs() / 1e6
+    # two builds give different receipts; whether their latencies differ beyond chance is the test's p-value
+    distance = scipy.stats.ks_2samp(stats.measured(first)["latency_ms"], stats.measured(second)["latency_ms"])
     return {
         "receipts_first": len(first),
         "receipts_second": len(second),
@@ -136,6 +139,9 @@ def compare_receipts(first_run: Path, second_run: Path) -> dict:
         "median_abs_difference_ms": float(difference.median()),
         "max_abs_difference_ms": float(difference.max()),
         "mean_latency_ms": [float(first["latency_ms"].mean()), float(second["latency_ms"].mean())],
+        "latency_ks": float(distance.statistic),
+        "latency_ks_pvalue": float(distance.pvalue),
+        "copies_sent": [len(pd.read_parquet(run / layout.SENDS)) for run in (first_run, second_run)],
     }
 
 
@@ -228,6 +234,10 @@ def to_text(rows: list[dict], receipts: dict | None = None) -> str:
             f"\nreceipts: {receipts['identical_share']:.1%} identical, {receipts['same_parent_share']:.1%} from the "
             f"same parent, median |difference| {receipts['median_abs_difference_ms']:.3f} ms, "
             f"max {receipts['max_abs_difference_ms']:.1f} ms"
+            f"\nlatency (measured messages): KS {receipts['latency_ks']:.3f}, p {receipts['latency_ks_pvalue']:.2g} "
+            f"({'the same distribution, within chance' if receipts['latency_ks_pvalue'] >= 0.01 else 'a different distribution'}), "
+            f"mean {receipts['mean_latency_ms'][0]:.1f} -> {receipts['mean_latency_ms'][1]:.1f} ms"
+            f"\ncopies sent: {receipts['copies_sent'][0]} -> {receipts['copies_sent'][1]}"
         )
     return text
 
