@@ -11,6 +11,7 @@ from recorded import CASCADE_RUNS, RUN_2KB, RUN_100KB, RUNS, ecdf_distances, par
 from test_paper_page import study_in
 
 from waku_shadow import cli, layout
+from waku_shadow.analyse import study_tables
 from waku_shadow.report import docs_tables
 from waku_shadow.run import run_stats
 
@@ -198,6 +199,9 @@ def test_a_study_compared_with_another_shows_both_per_size(results):
     same = (latencies.min(), latencies.mean(), np.percentile(latencies, 95), latencies.max())
     assert "| 2 KB | " + " | ".join(f"{v:.0f} / {v:.0f} (1.00)" for v in same) + " |" in section
     assert "100 KB" not in section  # the other study has no 100 KB
+    (metrics_row,) = [line for line in section.splitlines() if line.startswith("| 2 KB | 100.00% / 100.00% |")]
+    copies = study_tables.run_metrics(only_2kb / layout.RUNS / RUN_2KB.name)["relay_copies"]
+    assert f"| {copies:.2f} / {copies:.2f} |" in metrics_row  # the same run on both sides
     assert alone.name not in docs_tables.tables(results, REPO / "bench")["comparisons"]  # compared with nothing
 
 

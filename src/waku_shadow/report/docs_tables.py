@@ -208,17 +208,37 @@ def sweeps(gathered: list[study_runs.StudyRuns]) -> Block:
     return parts or None
 
 
+COMPARED_METRICS = {"delivery": "{:.2%}", "relay_copies": "{:.2f}", "amplification": "{:.2f}",
+                    "net_bytes_per_message": "{:,.0f}", "wall_s": "{:.0f}", "peak_memory_gib": "{:.1f}"}
+
+
+def compared_metrics(ours: pd.DataFrame, theirs: pd.DataFrame, other: str) -> str:
+    """Two studies' run metrics (COMPARED_METRICS both have), mean per size: the other's / ours."""
+    metrics = [m for m in COMPARED_METRICS if m in ours and m in theirs]
+    both = ours.groupby("size_bytes")[metrics].mean().join(theirs.groupby("size_bytes")[metrics].mean(),
+                                                          rsuffix="_other", how="inner")
+    rows = [[human_size(int(size_bytes)), *(f"{COMPARED_METRICS[m].format(row[m + '_other'])} / "
+                                            f"{COMPARED_METRICS[m].format(row[m])}" for m in metrics)]
+            for size_bytes, row in both.iterrows()]
+    return written.table(rows, ["size", *(f"{m}: {other} / ours" for m in metrics)], "l" + "r" * len(metrics)).markdown()
+
+
 def comparisons(gathered: list[study_runs.StudyRuns]) -> Block:
     """Each study compared with another (report.compare_with): the other's latency statistics and
-    ours per size, from the comparison its analysis wrote."""
+    ours per size, from the comparison its analysis wrote, and both studies' run metrics."""
+    by_name = {g.study.name: g for g in gathered}
     parts = {}
     for g in gathered:
         other = g.study.compare_with
         path = g.study_dir / layout.ANALYSIS / layout.compared_with(other, ".csv") if other else None
         if path is None or not path.exists() or (table := pd.read_csv(path)).empty:
             continue
-        parts[g.study.name] = (f"**{g.study.name}** beside {other} ({', '.join(r.name for r in g.validated)}):\n\n"
-                               + written.compared(table, other).markdown())
+        text = (f"**{g.study.name}** beside {other} ({', '.join(r.name for r in g.validated)}):\n\n"
+                + written.compared(table, other).markdown())
+        if other in by_name and by_name[other].validated:
+            theirs = StudyResults(by_name[other].study, by_name[other].validated).runs
+            text += "\n" + compared_metrics(StudyResults(g.study, g.validated).runs, theirs, other)
+        parts[g.study.name] = text
     return parts or None
 
 
