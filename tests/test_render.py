@@ -121,10 +121,13 @@ def test_gossipsub_degree_reaches_the_nodes(small_study, tmp_path):
     assert "WAKU_SIM_GOSSIPSUB_D_LOW" not in env
 
 
-def test_connection_limit_admits_every_inbound_link():
+def test_connection_limit_admits_every_inbound_link(small_study):
     limit = nwaku.max_connections(max_in_degree=45, max_out_degree=25)
     relay = -(-limit * 6 // 10)
     assert relay - relay // 3 >= 45
+    # the 60 % relay share it assumes is passed, not left to the release's default (50 % since v0.38)
+    me, *peers = plan.plan(small_study, 2000).identities[:3]
+    assert "--relay-service-ratio=60:40" in nwaku.args(small_study, me, peers, rest=False, max_msg_size=1, connections=limit)
 
 
 def test_nwaku_defaults_keep_nwakus_own_services(small_study):

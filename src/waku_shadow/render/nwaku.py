@@ -42,10 +42,12 @@ ENV_GOSSIPSUB = {
     "d_lazy": "WAKU_SIM_GOSSIPSUB_D_LAZY",
 }
 
-# nwaku's peer manager keeps relay_service_ratio (60 %) of max-connections for
-# relay and two thirds of that for inbound peers; it disconnects inbound relay
-# peers above that target. Room is made for every inbound link of the graph.
-INBOUND_RELAY_SHARE = 0.6 * (1 - 1 / 3)
+# nwaku's peer manager keeps relay_service_ratio of max-connections for relay and
+# two thirds of that for inbound peers; it disconnects inbound relay peers above
+# that target. Room is made for every inbound link of the graph. The ratio is
+# passed (v0.38 lowered its default from 60:40 to 50:50), so every release keeps the same share.
+RELAY_SERVICE_RATIO = (60, 40)
+INBOUND_RELAY_SHARE = RELAY_SERVICE_RATIO[0] / 100 * (1 - 1 / 3)
 CONNECTION_HEADROOM = 4
 
 
@@ -94,6 +96,7 @@ def args(
         "--num-shards-in-network=1",
         f"--max-msg-size={max_msg_size}B",
         f"--max-connections={connections}",
+        f"--relay-service-ratio={RELAY_SERVICE_RATIO[0]}:{RELAY_SERVICE_RATIO[1]}",
         "--ip-colocation-limit=0",
         *(RELAY_ONLY_FLAGS if study.nwaku_services == "relay_only" else []),
         f"--log-level={study.nwaku_log_level}",
