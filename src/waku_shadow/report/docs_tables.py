@@ -215,8 +215,8 @@ COMPARED_METRICS = {"delivery": "{:.2%}", "relay_copies": "{:.2f}", "amplificati
 def compared_metrics(ours: pd.DataFrame, theirs: pd.DataFrame, other: str) -> str:
     """Two studies' run metrics (COMPARED_METRICS both have), mean per size: the other's / ours."""
     metrics = [m for m in COMPARED_METRICS if m in ours and m in theirs]
-    both = ours.groupby("size_bytes")[metrics].mean().join(theirs.groupby("size_bytes")[metrics].mean(),
-                                                          rsuffix="_other", how="inner")
+    both = ours.groupby("size_bytes")[metrics].mean().merge(theirs.groupby("size_bytes")[metrics].mean(),
+                                                           left_index=True, right_index=True, suffixes=("", "_other"))
     rows = [[human_size(int(size_bytes)), *(f"{COMPARED_METRICS[m].format(row[m + '_other'])} / "
                                             f"{COMPARED_METRICS[m].format(row[m])}" for m in metrics)]
             for size_bytes, row in both.iterrows()]
