@@ -389,7 +389,8 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances,
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered), "knees": knees(gathered), "churn": churn_delivery(gathered),
+        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered), "knees": knees(gathered),
+        "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
         "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
