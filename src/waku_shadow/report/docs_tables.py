@@ -85,13 +85,19 @@ MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {r
 PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
 
 
-def paper_network_results(gathered: list[study_runs.StudyRuns]) -> list[tuple[study_runs.StudyRuns, StudyResults]]:
+def study_results(gathered: list[study_runs.StudyRuns]) -> dict[str, StudyResults]:
+    """One StudyResults per study with validated runs, by name: each result is computed once for every block."""
+    return {g.study.name: StudyResults(g.study, g.validated) for g in gathered if g.validated}
+
+
+def paper_network_results(gathered: list[study_runs.StudyRuns],
+                          results_of: dict[str, StudyResults]) -> list[tuple[study_runs.StudyRuns, StudyResults]]:
     """The results of every single-host study of the paper's 1000 nodes that ran a size of Table 5."""
     found = []
     for g in gathered:
         if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
             continue
-        results = StudyResults(g.study, g.validated)
+        results = results_of[g.study.name]
         if not results.table5.empty:  # empty: a sweep, or no size of Table 5
             found.append((g, results))
     return found
@@ -223,10 +229,9 @@ def compared_metrics(ours: pd.DataFrame, theirs: pd.DataFrame, other: str) -> st
     return written.table(rows, ["size", *(f"{m}: {other} / ours" for m in metrics)], "l" + "r" * len(metrics)).markdown()
 
 
-def comparisons(gathered: list[study_runs.StudyRuns]) -> Block:
+def comparisons(gathered: list[study_runs.StudyRuns], results_of: dict[str, StudyResults]) -> Block:
     """Each study compared with another (report.compare_with): the other's latency statistics and
     ours per size, from the comparison its analysis wrote, and both studies' run metrics."""
-    by_name = {g.study.name: g for g in gathered}
     parts = {}
     for g in gathered:
         other = g.study.compare_with
@@ -235,9 +240,8 @@ def comparisons(gathered: list[study_runs.StudyRuns]) -> Block:
             continue
         text = (f"**{g.study.name}** beside {other} ({', '.join(r.name for r in g.validated)}):\n\n"
                 + written.compared(table, other).markdown())
-        if other in by_name and by_name[other].validated:
-            theirs = StudyResults(by_name[other].study, by_name[other].validated).runs
-            text += "\n" + compared_metrics(StudyResults(g.study, g.validated).runs, theirs, other)
+        if g.study.name in results_of and other in results_of:
+            text += "\n" + compared_metrics(results_of[g.study.name].runs, results_of[other].runs, other)
         parts[g.study.name] = text
     return parts or None
 
@@ -384,12 +388,13 @@ def bench_rows(bench_dir: Path) -> str | None:
 def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     gathered = study_runs.gather(studies(results_dir))
     law = cost_law(bench_dir)
-    paper_network = paper_network_results(gathered)
+    results_of = study_results(gathered)
+    paper_network = paper_network_results(gathered, results_of)
     table5, distances, distances_in_brief = single_host_tables(paper_network)
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances,
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered), "knees": knees(gathered),
+        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered, results_of), "knees": knees(gathered),
         "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),

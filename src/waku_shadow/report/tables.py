@@ -69,8 +69,8 @@ def points(wide: pd.DataFrame, keys: list[str], metrics: list[str]) -> Table:
     return table(rows, [k if k != "size_bytes" else "size" for k in keys] + metrics, "r" * (len(keys) + len(metrics)))
 
 
-def _beside(paper: float, ours: float, ratio: float) -> str:
-    return f"{paper:.0f} / {ours:.0f} ({ratio:.2f})"
+def _beside(other: float, ours: float, ratio: float) -> str:
+    return f"{other:.0f} / {ours:.0f} ({ratio:.2f})"
 
 
 def table5(comparison: pd.DataFrame) -> Table:
