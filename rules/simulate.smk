@@ -61,6 +61,7 @@ rule parse:
         receipts_again=run_file(layout.RECEIPTS_AGAIN),
         spam_receipts=run_file(layout.SPAM_RECEIPTS),
         rln_events=run_file(layout.RLN_EVENTS),
+        withheld=run_file(layout.WITHHELD),
     params:
         run_dir=RUN_DIR,
     log:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Record a real-run fixture the tests replay: tests/data/<study>/<run>/.
 
-    python scripts/record_fixture.py [recorded | recorded-cascade | recorded-churn | recorded-spam]
+    python scripts/record_fixture.py [recorded | recorded-cascade | ...] [study=NAME SETTING...]
 
 Runs tests/data/<study>.yaml through the workflow on the stack configured in
 local.yaml, then keeps, per run, what the parser and validator read (nwaku's
 logs and packet captures, gzipped, and the run's tables) minus anything naming this machine.
+Settings after the study are Snakemake --config overrides, e.g. a switch the same
+small study records with and without; with study=NAME the fixture is tests/data/NAME/.
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ KEEP = ["identities.csv", "links.csv", "schedule.csv", "churn.csv", "run_stats.j
 MACHINE_KEYS = ("stack", "resources")
 
 
-def main(study: str = "recorded") -> int:
-    config, out = FIXTURES / f"{study}.yaml", FIXTURES / study
+def main(study: str = "recorded", *settings: str) -> int:
+    config = FIXTURES / f"{study}.yaml"
+    named = [setting.split("=", 1)[1] for setting in settings if setting.startswith("study=")]
+    study = named[-1] if named else study
+    out = FIXTURES / study
     results = REPO / "build" / "fixture-results"
     shutil.rmtree(results, ignore_errors=True)
     subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config),
-         "--config", f"resources={{results_dir: {results}}}"],
+         "--config", f"resources={{results_dir: {results}}}", *settings],
         cwd=REPO,
         check=True,
     )

@@ -345,6 +345,28 @@ def test_a_setting_the_tags_patches_do_not_read_is_refused():
     assert loader.resolve({"study": "x", "libp2p": {"stream_muxer": "mplex"}}).stream_muxer == "mplex"
 
 
+def test_the_publishing_switches_need_a_tag_whose_patches_read_them():
+    with pytest.raises(ConfigError) as refused:
+        loader.resolve({"study": "x", "stack": {"nwaku": {"tag": "v0.36.0"}},
+                        "gossipsub": {"flood_publish": False, "flood_publish_bandwidth": "20 Mbit",
+                                      "idontwant_on_publish": True, "preamble": True}})
+    assert str(refused.value).splitlines()[1:] == [
+        f"  config: gossipsub.{key}: nwaku v0.36.0 does not read it: nwaku-patches/v0.36.0/ has no patch 0016"
+        for key in ("flood_publish", "flood_publish_bandwidth", "idontwant_on_publish", "preamble")]
+
+
+def test_a_flood_publish_bandwidth_is_a_positive_rate():
+    with pytest.raises(ConfigError, match=r"^config: gossipsub.flood_publish_bandwidth: "):
+        loader.resolve({"study": "x", "gossipsub": {"flood_publish_bandwidth": "fast"}})
+    assert loader.resolve({"study": "x", "gossipsub": {"flood_publish_bandwidth": "20 Mbit"}}).flood_publish_bandwidth_bps == 20_000_000
+
+
+def test_the_preamble_cannot_come_from_a_prebuilt_binary(tmp_path):
+    with pytest.raises(ConfigError, match=r"^config: gossipsub.preamble: it is a build of its own"):
+        loader.resolve({"study": "x", "gossipsub": {"preamble": True},
+                        "stack": {"nwaku": {"binary": str(tmp_path / "wakunode2")}}})
+
+
 def test_a_tag_without_a_patch_folder_is_one_error_naming_the_supported_tags():
     supported = ", ".join(sorted(d.name for d in (REPO / "nwaku-patches").iterdir() if d.is_dir()))
     with pytest.raises(ConfigError) as refused:

@@ -245,3 +245,22 @@ def test_sequential_dials_reach_the_nodes_only_when_chosen(small_study):
     assert nwaku.ENV_SEQUENTIAL_DIALS not in nwaku.environment(small_study)  # nwaku dials all at once
     study = loader.resolve(merge(small_study.resolved, {"libp2p": {"sequential_dials": True}}))
     assert nwaku.environment(study)[nwaku.ENV_SEQUENTIAL_DIALS] == "1"
+
+
+def test_the_publishing_switches_reach_the_nodes_only_when_chosen(small_study):
+    switches = (nwaku.ENV_FLOOD_PUBLISH, nwaku.ENV_FLOOD_PUBLISH_BANDWIDTH_BPS, nwaku.ENV_IDONTWANT_ON_PUBLISH)
+    assert not set(switches) & set(nwaku.environment(small_study))  # gossipsub as nwaku sets it
+    study = loader.resolve(merge(small_study.resolved, {"gossipsub": {
+        "flood_publish": False, "flood_publish_bandwidth": "20 Mbit", "idontwant_on_publish": True}}))
+    assert [nwaku.environment(study)[name] for name in switches] == ["0", "20000000", "1"]
+    flooding = loader.resolve(merge(small_study.resolved, {"gossipsub": {"flood_publish": True}}))
+    assert nwaku.environment(flooding)[nwaku.ENV_FLOOD_PUBLISH] == "1"
+
+
+def test_the_preamble_is_a_build_of_its_own(small_study):
+    from waku_shadow.stack import builds
+
+    study = loader.resolve(merge(small_study.resolved, {"gossipsub": {"preamble": True}}))
+    assert study.stack.nwaku_make_flags == (*small_study.stack.nwaku_make_flags, "NIMFLAGS=-d:libp2p_gossipsub_1_4")
+    names = {builds.nwaku_build_name("v0.37.1-beta", "orc", "malloc", [], s.stack.nwaku_make_flags) for s in (small_study, study)}
+    assert len(names) == 2

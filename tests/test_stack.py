@@ -14,7 +14,8 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, patches_missing_from
+from conftest import RECORDED, REPO, patches_missing_from
+from recorded import parsed_copies
 
 from waku_shadow.configuration import sources
 from waku_shadow.cost import bench
@@ -118,3 +119,21 @@ def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
     assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
     assert calls[False]["munmap"] > 0 and calls[False]["brk"] > 0
     assert calls[True].get("munmap", 0) == calls[True].get("brk", 0) == 0
+
+
+def test_the_stack_makes_the_committed_publishing_runs_receipt_for_receipt(tmp_path):
+    """tests/data/recorded-publishing* were recorded on this stack with patch 0016; nwaku's own
+    publishing and a switch rerun to the same receipts, to the nanosecond, from the same parents."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    study = yaml.safe_load((RECORDED / "recorded-publishing.yaml").read_text())
+    for variant, gossipsub in (("recorded-publishing", {}), ("recorded-publishing-idontwant", {"idontwant_on_publish": True})):
+        results = tmp_path / variant
+        run_workflow(tmp_path / f"{variant}.yaml", {**study, "study": variant, "gossipsub": gossipsub,
+                                                    "resources": {"results_dir": str(results)}})
+        (rerun,) = (results / variant / "runs").iterdir()
+        (committed,) = parsed_copies([RECORDED / variant / rerun.name], tmp_path / "committed" / variant)
+        compared = bench.compare_receipts(committed, rerun)
+        assert compared["receipts_first"] == compared["receipts_in_both"] > 0
+        assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0

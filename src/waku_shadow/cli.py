@@ -125,7 +125,7 @@ def cmd_parse(args) -> None:
         receipts["hop"] = pd.NA  # the validate stage names what is wrong with the tree
     for name, file in (("receipts", layout.RECEIPTS), ("publishes", layout.PUBLISHES), ("sends", layout.SENDS),
                        ("receipts_again", layout.RECEIPTS_AGAIN), ("spam_receipts", layout.SPAM_RECEIPTS),
-                       ("rln_events", layout.RLN_EVENTS)):
+                       ("rln_events", layout.RLN_EVENTS), ("withheld", layout.WITHHELD)):
         tables[name].to_parquet(run_dir / file, index=False)
 
 

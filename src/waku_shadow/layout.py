@@ -41,6 +41,7 @@ PUBLISHES = "publishes.parquet"
 SPAM_RECEIPTS = "spam_receipts.parquet"  # receipts of the spammers' messages (spam.*)
 RLN_EVENTS = "rln_events.parquet"  # the RLN stand-in's rejections, gossipsub's prunes and disconnections for score
 SENDS = "sends.parquet"
+WITHHELD = "withheld.parquet"  # copies relays left unsent: the peer said IDONTWANT or IMRECEIVING (nwaku patch 0016)
 VALIDATION = "validation.json"
 CHURN = "churn.csv"  # the nodes that leave and come back: host, leave_ns, rejoin_ns, dials
 TRAFFIC = "traffic.parquet"

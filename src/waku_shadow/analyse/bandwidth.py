@@ -26,8 +26,26 @@ def relay_copies(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
     return float(relayed.groupby(["sender", "msg_hash"]).size().mean())
 
 
-def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float) -> pd.Series:
-    """Bytes all nodes sent (idle traffic subtracted) from each message's publish to the next one's.
+def withheld_copies(withheld: pd.DataFrame, measured: pd.DataFrame) -> float:
+    """The copies relays left unsent per measured message, because the peer had said IDONTWANT
+    or IMRECEIVING (nwaku patch 0016's lines)."""
+    messages = measured["msg_hash"].unique()
+    return float(withheld["msg_hash"].isin(messages).sum() / len(messages))
+
+
+def publisher_busy_ms(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float,
+                      bandwidth_up_bps: int) -> pd.Series:
+    """Per message, how long its publisher's uplink was busy sending (idle traffic subtracted):
+    the bytes it sent from the publish to the next message's, at its upload rate."""
+    publisher = publishes.set_index("message")["publisher"]
+    busy_ms = {}
+    for message, window in message_windows(busy, publishes, stop_s, interval_s):
+        busy_ms[message] = window.loc[window["node"] == publisher[message], "bytes_out"].sum() * 8 / bandwidth_up_bps * 1000
+    return pd.Series(busy_ms, name="publisher_busy_ms")
+
+
+def message_windows(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float):
+    """(message, the traffic from its publish to the next message's) of every message.
 
     Messages are published one at a time, an interval apart, so a message owns the traffic
     of the table's intervals from its publish to the next; the table's interval must be
@@ -36,10 +54,13 @@ def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: floa
     order = publishes.sort_values("publish_ns")
     starts = [interval_start(ns / 1e9, interval_s) for ns in order["publish_ns"]]
     ends = starts[1:] + [interval_start(stop_s, interval_s)]
-    sent = {}
     for message, start, end in zip(order["message"], starts, ends):
-        window = busy[(busy["time_s"] >= start) & (busy["time_s"] < end)]
-        sent[message] = window["bytes_out"].sum()
+        yield message, busy[(busy["time_s"] >= start) & (busy["time_s"] < end)]
+
+
+def message_wire_bytes(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float) -> pd.Series:
+    """Bytes all nodes sent (idle traffic subtracted) from each message's publish to the next one's."""
+    sent = {message: window["bytes_out"].sum() for message, window in message_windows(busy, publishes, stop_s, interval_s)}
     return pd.Series(sent, name="wire_bytes")
 
 
@@ -86,7 +107,8 @@ def run_amplification(run_dir, study) -> pd.DataFrame:
 def run_cost(run_dir: Path, study: Study) -> dict:
     """What one run's messages cost the network: messages and payload published, net bytes (in +
     out over all nodes from the first publish on, idle traffic subtracted, as the Docker
-    evaluation counted them), and the mean amplification and duplicates of measured messages."""
+    evaluation counted them), and the mean amplification, duplicates and publisher's busy uplink
+    of measured messages."""
     publishes = pd.read_parquet(run_dir / layout.PUBLISHES)
     busy = busy_traffic(run_dir, study, publishes)
     per_message = pd.read_parquet(run_dir / layout.AMPLIFICATION)
@@ -99,6 +121,9 @@ def run_cost(run_dir: Path, study: Study) -> dict:
         "net_bytes_per_message": net_bytes / len(publishes),
         "amplification": float(measured["amplification"].mean()),
         "duplicates_per_receiver": float(measured["duplicates_per_receiver"].mean()),
+        "publisher_busy_ms": float(publisher_busy_ms(
+            busy, publishes, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9, study.bandwidth_up_bps
+        )[measured["message"]].mean()),
     }
 
 

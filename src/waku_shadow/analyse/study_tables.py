@@ -16,10 +16,10 @@ from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study, point_columns
 from waku_shadow.run.run_stats import read_stats
 
-LATENCY_METRICS = ["latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max",
+LATENCY_METRICS = ["latency_min_ms", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max",
                    "gossip_only_receivers", "delivery", "delivery_when_up"]
-TRAFFIC_METRICS = ["relay_copies", "messages_published", "payload_bytes", "net_bytes", "net_bytes_per_message",
-                   "amplification", "duplicates_per_receiver"]
+TRAFFIC_METRICS = ["relay_copies", "withheld_copies", "messages_published", "payload_bytes", "net_bytes",
+                   "net_bytes_per_message", "amplification", "duplicates_per_receiver", "publisher_busy_ms"]
 COST_METRICS = ["wall_s", "peak_memory_gib"]
 
 
@@ -50,6 +50,7 @@ def run_metrics(run_dir: Path) -> dict:
         "size_bytes": study.message_sizes[0],
         "messages": measured["msg_hash"].nunique(),
         "receipts": len(measured),
+        "latency_min_ms": latency.min(),
         "latency_mean_ms": latency.mean(),
         "latency_p50_ms": latency.quantile(0.50),
         "latency_p95_ms": latency.quantile(0.95),
@@ -58,6 +59,7 @@ def run_metrics(run_dir: Path) -> dict:
         "hops_max": measured["hop"].max(),
         "gossip_only_receivers": len(gossip.gossip_only_receivers(run_dir)),
         "relay_copies": bandwidth.relay_copies(pd.read_parquet(run_dir / layout.SENDS), measured),
+        "withheld_copies": withheld_copies(run_dir, measured),
         **delivery(run_dir),
         "wall_s": cost.wall_seconds,
         "peak_memory_gib": cost.memory_bytes / 2**30,
@@ -68,6 +70,15 @@ def run_metrics(run_dir: Path) -> dict:
     if study.spam.active:
         row.update(spam.run_metrics(run_dir))
     return row
+
+
+def withheld_copies(run_dir: Path, measured: pd.DataFrame) -> float:
+    """Copies withheld per measured message; NaN for a build that does not log them (without nwaku
+    patch 0016), where none logged does not mean none withheld."""
+    patches = json.loads((run_dir / layout.PROVENANCE).read_text())["nwaku"]["patches"] or []
+    if not any(patch["file"].startswith("0016") for patch in patches):
+        return math.nan
+    return bandwidth.withheld_copies(pd.read_parquet(run_dir / layout.WITHHELD), measured)
 
 
 def delivery(run_dir: Path) -> dict:
@@ -94,7 +105,8 @@ def ci95_half_width(values: pd.Series) -> float:
 
 def points_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Tidy: per point and metric, the number of runs, their mean and its 95 % confidence interval."""
-    metrics = [m for m in LATENCY_METRICS + TRAFFIC_METRICS + spam.METRICS + COST_METRICS if m in runs]
+    # a metric none of the runs has (withheld copies of builds that do not log them) is left out
+    metrics = [m for m in LATENCY_METRICS + TRAFFIC_METRICS + spam.METRICS + COST_METRICS if m in runs and runs[m].notna().any()]
     rows = []
     for point, group in runs.groupby(keys):
         at = stats.point_at(keys, point)

@@ -174,7 +174,7 @@ def _resolve(raw: dict) -> Study:
     if len(set(read)) != len(read):
         found.add("traffic.message_sizes", f"{list(traffic['message_sizes'])} repeats a size")
 
-    gossipsub = Gossipsub(**{key: value for key, value in gs.items() if key != "prune_only_removed"})
+    gossipsub = Gossipsub(**{key: gs[key] for key in Gossipsub.NWAKU_DEFAULTS})
     _check_mesh(gossipsub, nodes, net["topology"], found)
 
     interval = found.parsed(units.duration_ns, traffic["interval"], "traffic.interval")
@@ -209,7 +209,9 @@ def _resolve(raw: dict) -> Study:
     traffic_interval = found.parsed(_positive_quantity, units.duration_ns, sh["traffic_interval"], "shadow.traffic_interval")
     churn_downtime = found.parsed(_positive_quantity, units.duration_ns, cfg["churn"]["downtime"], "churn.downtime")
     spam = found.parsed(_spam, cfg["spam"], cfg["rln"], traffic["publishers"], nodes)
-    stack = found.parsed(_stack, cfg["stack"])
+    flood_bandwidth = None if gs["flood_publish_bandwidth"] is None else found.parsed(
+        _positive_quantity, units.bandwidth_bps, gs["flood_publish_bandwidth"], "gossipsub.flood_publish_bandwidth")
+    stack = found.parsed(_stack, cfg["stack"], gs["preamble"])
     memory_floor = found.parsed(units.size_bytes, res["memory_floor"], "resources.memory_floor")
     poll_interval = found.parsed(units.duration_ns, res["memory_poll_interval"], "resources.memory_poll_interval")
     run_memory = None if res["run_memory"] is None else found.parsed(units.size_bytes, res["run_memory"], "resources.run_memory")
@@ -247,6 +249,10 @@ def _resolve(raw: dict) -> Study:
         stream_muxer=cfg["libp2p"]["stream_muxer"],
         sequential_dials=cfg["libp2p"]["sequential_dials"],
         prune_only_removed=gs["prune_only_removed"],
+        flood_publish=gs["flood_publish"],
+        flood_publish_bandwidth_bps=flood_bandwidth,
+        idontwant_on_publish=gs["idontwant_on_publish"],
+        preamble=gs["preamble"],
         publishers=traffic["publishers"],
         messages_per_publisher=traffic["messages_per_publisher"],
         message_sizes=sizes,
@@ -325,7 +331,13 @@ PATCHED_SETTINGS = {
     "rln.epoch": "0011",
     "gossipsub.prune_only_removed": "0014",
     "libp2p.sequential_dials": "0015",
+    "gossipsub.flood_publish": "0016",
+    "gossipsub.flood_publish_bandwidth": "0016",
+    "gossipsub.idontwant_on_publish": "0016",
+    "gossipsub.preamble": "0016",
 }
+# nim-libp2p's switch for gossipsub v1.4 (PREAMBLE, IMRECEIVING), a compile-time define
+PREAMBLE_NIMFLAGS = "NIMFLAGS=-d:libp2p_gossipsub_1_4"
 
 
 def _check_patched_settings(cfg: dict, found: Problems) -> None:
@@ -334,9 +346,10 @@ def _check_patched_settings(cfg: dict, found: Problems) -> None:
         found.add("stack.nwaku.tag", f"{tag} has no patch folder nwaku-patches/{tag}/; supported: {', '.join(supported)}")
         return
     carried = [patch.name for patch in checkout.patches(tag)]
+    unset = schema.with_defaults({}, schema.schema())
     for key, number in PATCHED_SETTINGS.items():
         section, name = key.split(".")
-        if cfg[section][name] not in (None, False) and not any(patch.startswith(number) for patch in carried):
+        if cfg[section][name] != unset[section][name] and not any(patch.startswith(number) for patch in carried):
             found.add(key, f"nwaku {tag} does not read it: nwaku-patches/{tag}/ has no patch {number}")
 
 
@@ -456,10 +469,14 @@ def _rln(raw_rln: dict, rln: dict) -> Rln:
     return Rln(platform, generation, verification, per_byte_ns, epoch, rln["messages_per_epoch"])
 
 
-def _stack(stack: dict) -> Stack:
+def _stack(stack: dict, preamble: bool) -> Stack:
     shadow, nwaku = stack["shadow"], stack["nwaku"]
     if nwaku["binary"] and nwaku["source"]:
         raise refused("stack.nwaku", "give either binary or source, not both")
+    if preamble and nwaku["binary"]:
+        raise refused(
+            "gossipsub.preamble", "it is a build of its own; a prebuilt stack.nwaku.binary cannot have it: give a source or a tag"
+        )
     if nwaku["allocator"] == "malloc" and nwaku["memory_manager"] == "refc":
         raise refused(
             "stack.nwaku.allocator", "malloc needs memory_manager orc (Nim's refc collector ignores it); use allocator nim"
@@ -473,7 +490,7 @@ def _stack(stack: dict) -> Stack:
         nwaku_source=local_path(nwaku["source"]),
         nwaku_repository=nwaku["repository"],
         nwaku_tag=nwaku["tag"],
-        nwaku_make_flags=tuple(nwaku["make_flags"]),
+        nwaku_make_flags=tuple(nwaku["make_flags"]) + ((PREAMBLE_NIMFLAGS,) if preamble else ()),
         nwaku_memory_manager=nwaku["memory_manager"],
         nwaku_allocator=nwaku["allocator"],
         nwaku_path_prepend=tuple(local_path(d) for d in nwaku["path_prepend"]),

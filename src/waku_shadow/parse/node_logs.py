@@ -14,6 +14,9 @@ messages are read:
   stand-in for RLN's validator rejected a message, and why (spam, invalid proof, ...).
 * ``pruning negative score peer`` and ``disconnecting bad score peer`` (0011, at NOTICE
   with rln.epoch): gossipsub's scoring pruned a peer from the mesh or disconnected it.
+* ``withheld relay copy`` (0016): a relay left a copy unsent because the peer had said
+  IDONTWANT, or (gossipsub v1.4) IMRECEIVING. Its ``msg_hash`` is gossipsub's message id
+  (nwaku's: sha256 of the encoded message), which the message lines give in short as ``msg_id``.
 """
 
 from __future__ import annotations
@@ -39,8 +42,10 @@ RECEIVED = "received relay message"
 SENT = "sent relay message"
 REJECTED = "rln stand-in rejected message"
 SCORE_EVENTS = {"pruning negative score peer": "pruned", "disconnecting bad score peer": "disconnected"}
-READ = (INTENT, RECEIVED, SENT, REJECTED, *SCORE_EVENTS)
+WITHHELD = "withheld relay copy"
+READ = (INTENT, RECEIVED, SENT, REJECTED, WITHHELD, *SCORE_EVENTS)
 RLN_EVENT_COLUMNS = ["host", "event", "msg_hash", "reason", "peer_id", "peer_host", "time_ns"]
+WITHHELD_COLUMNS = ["sender", "to_peer", "to_host", "msg_hash", "reason", "time_ns"]
 REST_SOURCE = "rest"
 # Lines nwaku prints to stdout that are not log records: v0.37.1-beta's config builder
 # echoes its shard setting once at start (waku/factory/conf_builder/waku_conf_builder.nim).
@@ -90,10 +95,11 @@ def _first_key_wins(pairs: list[tuple[str, object]]) -> dict:
     return record
 
 
-def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
-    """Receipts, publish records, sends and RLN events (rejections, prunes and disconnections
-    for score) logged by one host."""
-    receipts, publishes, sends, rln_events = [], [], [], []
+def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict], list[dict], list[dict], dict[str, set]]:
+    """Receipts, publish records, sends, RLN events (rejections, prunes and disconnections
+    for score) and withheld copies logged by one host; and the message hashes of each short
+    gossipsub message id its message lines name."""
+    receipts, publishes, sends, rln_events, withheld, message_ids = [], [], [], [], [], {}
     for record in events(path):
         try:
             msg = record["msg"]
@@ -101,10 +107,14 @@ def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict
                 rln_events.append({"host": host, "event": "rejected", "msg_hash": record["msg_hash"],
                                    "reason": record["reason"], "peer_id": None,
                                    "time_ns": int(record["rejectedTime"]) - SIMULATION_EPOCH_NS})
+            elif msg == WITHHELD:
+                withheld.append({"sender": host, "to_peer": record["to_peer"], "msg_id": short_message_id(record["msg_hash"]),
+                                 "reason": record["reason"], "time_ns": _record_time_ns(record["ts"])})
             elif msg in SCORE_EVENTS:
                 rln_events.append({"host": host, "event": SCORE_EVENTS[msg], "msg_hash": None, "reason": None,
                                    "peer_id": record["peer_id"], "time_ns": _record_time_ns(record["ts"])})
             elif msg == RECEIVED:
+                message_ids.setdefault(record.get("msg_id"), set()).add(record["msg_hash"])
                 row = {
                     "msg_hash": record["msg_hash"],
                     "time_ns": int(record["receivedTime"]) - SIMULATION_EPOCH_NS,
@@ -115,6 +125,7 @@ def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict
                 else:
                     receipts.append({"receiver": host, "from_peer": record["from_peer_id"], **row})
             elif msg == SENT:
+                message_ids.setdefault(record.get("msg_id"), set()).add(record["msg_hash"])
                 sends.append(
                     {
                         "sender": host,
@@ -135,7 +146,22 @@ def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict
                 )
         except (KeyError, ValueError, TypeError) as exc:
             raise LogError(f"{path}: line {record['_line']} ({record.get('msg')!r}) lacks a usable field: {exc}") from exc
-    return receipts, publishes, sends, rln_events
+    return receipts, publishes, sends, rln_events, withheld, message_ids
+
+
+def _message_hash(message_ids: dict[str, set], short: str, run_dir: Path) -> str:
+    hashes = message_ids.get(short, set())
+    if len(hashes) != 1:
+        raise LogError(f"{run_dir}: a withheld copy names gossipsub message id {short}, which the message lines give "
+                       + (f"to {len(hashes)} messages" if hashes else "to no message"))
+    return next(iter(hashes))
+
+
+def short_message_id(full: str) -> str:
+    """A gossipsub message id ("0x" and hex) as nim-libp2p's shortLog writes it in nwaku's message
+    lines: its first and last six bytes."""
+    digits = full.removeprefix("0x")
+    return f"{digits[:12]}...{digits[-12:]}" if len(digits) > 24 else digits
 
 
 def _record_time_ns(ts: str) -> int:
@@ -167,16 +193,20 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     """Tidy tables of one run: receipts, publishes and sends, joined with the schedule; a message a
     node received again after it left and came back (churn) goes to receipts_again, its first
     receipt stays in receipts; receipts of spam go to spam_receipts, and the RLN stand-in's
-    rejections and gossipsub's prunes and disconnections for score to rln_events."""
+    rejections and gossipsub's prunes and disconnections for score to rln_events; the copies
+    relays withheld (IDONTWANT, IMRECEIVING) go to withheld."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES)
     schedule = schedule_.read(run_dir)
-    receipts, publish_events, sends, rln_events = [], [], [], []
+    receipts, publish_events, sends, rln_events, withheld, message_ids = [], [], [], [], [], {}
     for host, path in host_logs(run_dir, list(identities["host"])).items():
-        r, p, s, e = parse_host(path, host)
+        r, p, s, e, w, ids = parse_host(path, host)
         receipts += r
         publish_events += p
         sends += s
         rln_events += e
+        withheld += w
+        for short, hashes in ids.items():
+            message_ids.setdefault(short, set()).update(hashes)
 
     short_to_host = short_id_map(identities)
     publishes = _publishes(schedule, pd.DataFrame(publish_events, columns=["host", "kind", "msg_hash", "time_ns", "payload_bytes"]))
@@ -216,8 +246,12 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     # the order a node handed one message to its peers (log order; the times often tie)
     sends_df["send_rank"] = sends_df.groupby(["sender", "msg_hash"]).cumcount() + 1
     sends_df = sends_df.sort_values(["msg_hash", "sender", "send_rank"], ignore_index=True)
+    withheld_df = pd.DataFrame(withheld, columns=["sender", "to_peer", "msg_id", "reason", "time_ns"])
+    withheld_df["to_host"] = withheld_df["to_peer"].map(dict(zip(identities["peer_id"], identities["host"])))
+    withheld_df["msg_hash"] = withheld_df.pop("msg_id").map(lambda short: _message_hash(message_ids, short, run_dir))
+    withheld_df = withheld_df[WITHHELD_COLUMNS].sort_values(["msg_hash", "time_ns", "sender"], ignore_index=True)
     return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again,
-            "spam_receipts": spam_receipts, "rln_events": rln_events_df}
+            "spam_receipts": spam_receipts, "rln_events": rln_events_df, "withheld": withheld_df}
 
 
 def short_id_map(identities: pd.DataFrame) -> dict[str, str]:

@@ -35,6 +35,10 @@ ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
 ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
 ENV_PRUNE_ONLY_REMOVED = "WAKU_SIM_PRUNE_ONLY_REMOVED"
 ENV_SEQUENTIAL_DIALS = "WAKU_SIM_SEQUENTIAL_DIALS"
+ENV_FLOOD_PUBLISH = "WAKU_SIM_GOSSIPSUB_FLOOD_PUBLISH"
+ENV_FLOOD_PUBLISH_BANDWIDTH_BPS = "WAKU_SIM_GOSSIPSUB_BANDWIDTH_ESTIMATE_BPS"
+ENV_IDONTWANT_ON_PUBLISH = "WAKU_SIM_GOSSIPSUB_IDONTWANT_ON_PUBLISH"
+ENV_WITHHELD_COPY_LINES = "WAKU_SIM_WITHHELD_COPY_LINES"
 ENV_GOSSIPSUB = {
     "d": "WAKU_SIM_GOSSIPSUB_D",
     "d_low": "WAKU_SIM_GOSSIPSUB_D_LOW",
@@ -113,6 +117,7 @@ def environment(study: Study) -> dict[str, str]:
     env = {
         ENV_RELAY_WITHOUT_REST: "1",
         ENV_MESSAGE_LINES_AT_NOTICE: "1",
+        ENV_WITHHELD_COPY_LINES: "1",
         ENV_PROOF_GENERATION_NS: str(study.rln.proof_generation_ns),
         ENV_VERIFICATION_NS: str(study.rln.verification_ns),
         ENV_VERIFICATION_NS_PER_BYTE: repr(float(study.rln.verification_ns_per_byte)),
@@ -126,6 +131,12 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_PRUNE_ONLY_REMOVED] = "1"
     if study.sequential_dials:
         env[ENV_SEQUENTIAL_DIALS] = "1"
+    if study.flood_publish is not None:
+        env[ENV_FLOOD_PUBLISH] = "1" if study.flood_publish else "0"
+    if study.flood_publish_bandwidth_bps is not None:
+        env[ENV_FLOOD_PUBLISH_BANDWIDTH_BPS] = str(study.flood_publish_bandwidth_bps)
+    if study.idontwant_on_publish:
+        env[ENV_IDONTWANT_ON_PUBLISH] = "1"
     if study.rln.epoch_ns:
         env[ENV_RLN_EPOCH_NS] = str(study.rln.epoch_ns)
         env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"

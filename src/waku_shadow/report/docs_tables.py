@@ -246,6 +246,48 @@ def comparisons(gathered: list[study_runs.StudyRuns], results_of: dict[str, Stud
     return parts or None
 
 
+# the features block's columns: (metric, heading, form, scale); the latencies give the seeds' range too
+FEATURE_COLUMNS = [("latency_min_ms", "first receipt (ms)", "{:.0f}", 1), ("latency_p50_ms", "p50 (ms)", "{:.0f}", 1), ("latency_p95_ms", "p95 (ms)", "{:.0f}", 1),
+                   ("latency_max_ms", "max (ms)", "{:.0f}", 1), ("hops_mean", "mean hops", "{:.2f}", 1),
+                   ("delivery", "delivery", "{:.2%}", 1),
+                   ("duplicates_per_receiver", "duplicates per receiver", "{:.2f}", 1),
+                   ("withheld_copies", "copies withheld per message", "{:.0f}", 1),
+                   ("net_bytes_per_message", "MB on the wire per message", "{:.1f}", 1e-6),
+                   ("amplification", "amplification", "{:.2f}", 1),
+                   ("publisher_busy_ms", "publisher's uplink busy (ms)", "{:.0f}", 1)]
+RANGED = {"latency_min_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms"}
+
+
+def features(gathered: list[study_runs.StudyRuns], results_of: dict[str, StudyResults]) -> Block:
+    """Each study that others are compared with (report.compare_with), beside them: per size,
+    latency (mean over seeds and its range), hops, delivery, duplicates, the copies IDONTWANT and
+    IMRECEIVING saved, bytes and the publisher's busy uplink."""
+    parts = {}
+    for base in gathered:
+        name = base.study.name
+        family = [g for g in gathered if g.study.compare_with == name]
+        members = [g for g in [base, *family] if g.study.name in results_of]
+        if not family or len(members) < 2:
+            continue
+        rows = []
+        for member in members:
+            runs = results_of[member.study.name].runs
+            for size_bytes, at_size in runs.groupby("size_bytes"):
+                cells = []
+                for metric, _, form, scale in FEATURE_COLUMNS:
+                    values = (at_size[metric] if metric in at_size else pd.Series(dtype=float)) * scale
+                    cell = number(values.mean(), form)
+                    if metric in RANGED and values.count() > 1:
+                        cell += f" ({number(values.min(), form)}–{number(values.max(), form)})"
+                    cells.append(cell)
+                label = name if member is base else member.study.name.removeprefix(name + "-")
+                rows.append([label, human_size(int(size_bytes)), str(at_size["seed"].nunique()), *cells])
+        parts[name] = (f"**{name}** and the studies compared with it ({base.study.nodes} nodes; latency: mean over seeds "
+                       f"(range)):\n\n" + written.table(rows, ["variant", "size", "seeds", *(column[1] for column in FEATURE_COLUMNS)],
+                                                         "lll" + "r" * len(FEATURE_COLUMNS)).markdown())
+    return parts or None
+
+
 def knees(gathered: list[study_runs.StudyRuns]) -> Block:
     """Each load study's knee per message size, as its report says it."""
     parts = {}
@@ -394,7 +436,8 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances,
         "distances-in-brief": distances_in_brief, "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered, results_of), "knees": knees(gathered),
+        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered, results_of),
+        "features": features(gathered, results_of), "knees": knees(gathered),
         "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),

@@ -45,6 +45,20 @@ def sweep_description(study: Study) -> str:
             "the values below are those of the first point.")
 
 
+def publishing_lines(study: Study) -> list[str]:
+    """The gossipsub features a study switches away from nwaku's own (nwaku patch 0016)."""
+    switched = []
+    if study.flood_publish is False:
+        switched.append("a node publishes to its mesh only")
+    if study.flood_publish_bandwidth_bps is not None:
+        switched.append(f"a flood publish is capped at {shadow_bandwidth(study.flood_publish_bandwidth_bps)}")
+    if study.idontwant_on_publish:
+        switched.append("a publisher sends IDONTWANT with its own message")
+    if study.preamble:
+        switched.append("gossipsub v1.4 preamble and IMRECEIVING (-d:libp2p_gossipsub_1_4)")
+    return [f"Gossipsub features: {'; '.join(switched)} (nwaku patch 0016)."] if switched else []
+
+
 def by_size_description(study: Study) -> str:
     """The settings some sizes take instead of the study's (by_size), as dotted keys."""
     def flat(settings: dict, prefix: str = "") -> list[str]:
@@ -72,6 +86,7 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
         *([by_size_description(study)] if study.by_size else []),
         f"Stream muxer: {study.stream_muxer or NWAKU_MUXER_ORDER} first.",
         *(["Static peers dialled one after the other (nwaku patch 0015)."] if study.sequential_dials else []),
+        *publishing_lines(study),
         compare.traffic_reading(study),
         "",
         "## Latency (ms, from the publisher's intent to the receiver's acceptance)",
