@@ -16,8 +16,8 @@ from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study, point_columns
 from waku_shadow.run.run_stats import read_stats
 
-LATENCY_METRICS = ["latency_min_ms", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean", "hops_max",
-                   "gossip_only_receivers", "delivery", "delivery_when_up"]
+LATENCY_METRICS = ["latency_min_ms", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean",
+                   "hops_max", "gossip_only_receivers", "delivery", "delivery_when_up"]
 TRAFFIC_METRICS = ["relay_copies", "withheld_copies", "messages_published", "payload_bytes", "net_bytes",
                    "net_bytes_per_message", "amplification", "duplicates_per_receiver", "publisher_busy_ms"]
 COST_METRICS = ["wall_s", "peak_memory_gib"]

@@ -238,7 +238,8 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     receipts_again = receipts_again.drop(columns="spam")
 
     rln_events_df = pd.DataFrame(rln_events, columns=[c for c in RLN_EVENT_COLUMNS if c != "peer_host"])
-    peer_host = rln_events_df["peer_id"].map(dict(zip(identities["peer_id"], identities["host"])))
+    host_of_peer = dict(zip(identities["peer_id"], identities["host"]))
+    peer_host = rln_events_df["peer_id"].map(host_of_peer)
     rln_events_df = rln_events_df.assign(peer_host=peer_host)[RLN_EVENT_COLUMNS].sort_values(["time_ns", "host"], ignore_index=True)
 
     sends_df = pd.DataFrame(sends, columns=["sender", "to_peer", "msg_hash", "time_ns"]).rename(columns={"time_ns": "sent_ns"})
@@ -247,7 +248,7 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     sends_df["send_rank"] = sends_df.groupby(["sender", "msg_hash"]).cumcount() + 1
     sends_df = sends_df.sort_values(["msg_hash", "sender", "send_rank"], ignore_index=True)
     withheld_df = pd.DataFrame(withheld, columns=["sender", "to_peer", "msg_id", "reason", "time_ns"])
-    withheld_df["to_host"] = withheld_df["to_peer"].map(dict(zip(identities["peer_id"], identities["host"])))
+    withheld_df["to_host"] = withheld_df["to_peer"].map(host_of_peer)
     withheld_df["msg_hash"] = withheld_df.pop("msg_id").map(lambda short: _message_hash(message_ids, short, run_dir))
     withheld_df = withheld_df[WITHHELD_COLUMNS].sort_values(["msg_hash", "time_ns", "sender"], ignore_index=True)
     return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again,

@@ -247,9 +247,9 @@ def comparisons(gathered: list[study_runs.StudyRuns], results_of: dict[str, Stud
 
 
 # the features block's columns: (metric, heading, form, scale); the latencies give the seeds' range too
-FEATURE_COLUMNS = [("latency_min_ms", "first receipt (ms)", "{:.0f}", 1), ("latency_p50_ms", "p50 (ms)", "{:.0f}", 1), ("latency_p95_ms", "p95 (ms)", "{:.0f}", 1),
-                   ("latency_max_ms", "max (ms)", "{:.0f}", 1), ("hops_mean", "mean hops", "{:.2f}", 1),
-                   ("delivery", "delivery", "{:.2%}", 1),
+FEATURE_COLUMNS = [("latency_min_ms", "first receipt (ms)", "{:.0f}", 1), ("latency_p50_ms", "p50 (ms)", "{:.0f}", 1),
+                   ("latency_p95_ms", "p95 (ms)", "{:.0f}", 1), ("latency_max_ms", "max (ms)", "{:.0f}", 1),
+                   ("hops_mean", "mean hops", "{:.2f}", 1), ("delivery", "delivery", "{:.2%}", 1),
                    ("duplicates_per_receiver", "duplicates per receiver", "{:.2f}", 1),
                    ("withheld_copies", "copies withheld per message", "{:.0f}", 1),
                    ("net_bytes_per_message", "MB on the wire per message", "{:.1f}", 1e-6),
