@@ -76,7 +76,7 @@ RUN source=; if [ -e /src/nwaku/.git ]; then source=/src/nwaku; \
     NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
     NWAKU_MEMORY_MANAGER=orc NWAKU_ALLOCATOR=malloc \
     /src/scripts/build_nwaku.sh ${source:+--source "$source"} https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \
-      /src/nwaku-patches/${NWAKU_TAG}/*.patch \
+      /src/nwaku-patches/${NWAKU_TAG}/*.patch /src/nwaku-patches/nim/*.patch \
     && rm -rf /opt/nwaku/src /src/nwaku
 
 

@@ -7,6 +7,9 @@
 #                 build and reverted afterwards, so the tree is left as it was found.
 #                 Without it, REPOSITORY is cloned at TAG, with submodules, into OUT_DIR/src.
 #   OUT_DIR receives wakunode2.
+#   A PATCH in a folder named nim/ (nwaku-patches/nim/) patches Nim's standard library, not nwaku:
+#   it is applied to a copy of the lib folder of the Nim that builds nwaku, in OUT_DIR/nim-lib,
+#   and the build compiles against that copy (--lib); the Nim installation is left as it is.
 # environment:
 #   NWAKU_MAKE_FLAGS    extra make arguments, one per line, e.g. "USE_SYSTEM_NIM=1"
 #   NWAKU_PATH_PREPEND  directories (colon-separated) put in front of PATH, e.g. a Nim >= 2.2.4 bin/
@@ -24,8 +27,14 @@ fi
 repo=$1 tag=$2 out=$(realpath -m "$3")
 shift 3
 die() { echo "build_nwaku: $*" >&2; exit 1; }
-patches=()
-for patch in "$@"; do patches+=("$(realpath "$patch")"); done
+patches=() nim_patches=()
+for patch in "$@"; do
+  if [ "$(basename "$(dirname "$(realpath "$patch")")")" = nim ]; then
+    nim_patches+=("$(realpath "$patch")")
+  else
+    patches+=("$(realpath "$patch")")
+  fi
+done
 
 mkdir -p "$out"
 if [ -z "$source" ]; then
@@ -59,7 +68,25 @@ if [ -n "${NWAKU_MAKE_FLAGS:-}" ]; then
     esac
   done <<<"$NWAKU_MAKE_FLAGS"
 fi
-PATH="${NWAKU_PATH_PREPEND:+$NWAKU_PATH_PREPEND:}$PATH" \
-  make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "NIMFLAGS=$nimflags" "${make_flags[@]}"
+export PATH="${NWAKU_PATH_PREPEND:+$NWAKU_PATH_PREPEND:}$PATH"
+if [ ${#nim_patches[@]} -gt 0 ]; then
+  if printf '%s\n' "${make_flags[@]}" | grep -qx 'USE_SYSTEM_NIM=1'; then
+    nim=$(command -v nim) || die "USE_SYSTEM_NIM=1 but no nim on PATH (stack.nwaku.path_prepend)"
+  else
+    make -C "$source" build-nim "${make_flags[@]}"
+    nim="$source/vendor/nimbus-build-system/vendor/Nim/bin/nim"
+  fi
+  nim_lib="$(dirname "$(dirname "$(realpath "$nim")")")/lib"
+  [ -f "$nim_lib/system.nim" ] || die "cannot find the lib folder of $nim (looked for $nim_lib/system.nim)"
+  rm -rf "$out/nim-lib"
+  cp -r "$nim_lib" "$out/nim-lib"
+  # the copy may sit inside another git work tree: keep git from finding it
+  GIT_CEILING_DIRECTORIES="$out" git -C "$out/nim-lib" apply --check "${nim_patches[@]}" ||
+    die "the Nim patches do not apply to $nim_lib"
+  GIT_CEILING_DIRECTORIES="$out" git -C "$out/nim-lib" apply "${nim_patches[@]}"
+  nimflags="$nimflags --lib:$out/nim-lib"
+fi
+make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "NIMFLAGS=$nimflags" "${make_flags[@]}"
+rm -rf "$out/nim-lib"
 cp "$source/build/wakunode2" "$out/wakunode2"
 "$out/wakunode2" --version

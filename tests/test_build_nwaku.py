@@ -17,9 +17,11 @@ from waku_shadow.stack import builds
 
 SCRIPT = REPO / "scripts" / "build_nwaku.sh"
 TAG = "v0.37.1-beta"
-# wakunode2 prints the relay source, the vendored library and the Nim flags it was built with
+# wakunode2 prints the relay source, the vendored library and the Nim flags it was built with; the build
+# prints the Nim lib file a Nim patch changes, when it is given a lib folder
 MAKEFILE = """wakunode2:
 \tmkdir -p build
+\t-@cat "$(patsubst --lib:%,%,$(filter --lib:%,$(NIMFLAGS)))/system/seqs_v2.nim" 2>/dev/null
 \tprintf '#!/bin/sh\\necho "%s | %s | %s"\\n' "$$(cat relay.nim)" "$$(cat vendor/dep/dep.nim)" "$(NIMFLAGS)" > build/wakunode2
 \tchmod +x build/wakunode2
 """
@@ -137,7 +139,8 @@ def run_build_rule(tmp_path, *config):
 
 def test_the_build_rule_clones_the_pinned_tag_without_a_source_tree(tmp_path):
     arguments, identity, out = run_build_rule(tmp_path)
-    patches = [str(p) for p in checkout.patches(TAG)]
+    patches = [str(p) for p in checkout.build_patches(TAG, "orc")]
+    assert patches[-1].endswith("nim/0001-setlen-zeroes-with-memset.patch")
     assert arguments == ["https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
     assert identity["built_from"] == f"https://github.com/waku-org/nwaku.git {TAG}"
 
@@ -145,6 +148,53 @@ def test_the_build_rule_clones_the_pinned_tag_without_a_source_tree(tmp_path):
 def test_the_build_rule_builds_a_configured_source_tree(tmp_path):
     source = tmp_path / "nwaku"
     arguments, identity, out = run_build_rule(tmp_path, f"stack={{nwaku: {{source: {source}}}}}")
-    patches = [str(p) for p in checkout.patches(TAG)]
+    patches = [str(p) for p in checkout.build_patches(TAG, "orc")]
     assert arguments == ["--source", str(source), "https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
     assert identity["built_from"] == str(source)
+
+
+def fake_nim(tmp_path):
+    """A Nim installation: bin/nim and a lib folder with the setLen loop the Nim patch replaces."""
+    nim = tmp_path / "nim"
+    (nim / "bin").mkdir(parents=True)
+    (nim / "lib" / "system").mkdir(parents=True)
+    (nim / "bin" / "nim").write_text("#!/bin/sh\necho 'Nim Compiler Version 2.2.6'\n")
+    (nim / "bin" / "nim").chmod(0o755)
+    (nim / "lib" / "system.nim").write_text("# system\n")
+    (nim / "lib" / "system" / "seqs_v2.nim").write_text("zero one element at a time\n")
+    return nim
+
+
+def nim_patch_file(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "0001-memset.patch"
+    path.write_text("A header.\n\ndiff --git a/system/seqs_v2.nim b/system/seqs_v2.nim\n--- a/system/seqs_v2.nim\n"
+                    "+++ b/system/seqs_v2.nim\n@@ -1 +1 @@\n-zero one element at a time\n+zero with one memset\n")
+    return path
+
+
+def build_with_system_nim(nim, *args):
+    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **GIT_FILE_PROTOCOL, "NWAKU_MEMORY_MANAGER": "orc",
+                               "NWAKU_MAKE_FLAGS": "USE_SYSTEM_NIM=1", "NWAKU_PATH_PREPEND": str(nim / "bin")})
+
+
+def test_a_nim_patch_builds_against_a_patched_copy_of_nims_lib(upstream, tmp_path):
+    nim = fake_nim(tmp_path)
+    out = tmp_path / "out"
+    patch = nim_patch_file(tmp_path / "nim-patches" / "nim")
+    done = build_with_system_nim(nim, f"file://{upstream}", TAG, out, patch_file(tmp_path / "0001-delay.patch"), patch)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"relay sleeps L_g, then publishes | dep 1.0 | --mm:orc --lib:{out}/nim-lib"
+    assert "zero with one memset" in done.stdout.splitlines()  # the copy the build compiled against
+    assert (nim / "lib" / "system" / "seqs_v2.nim").read_text() == "zero one element at a time\n"
+    assert not (out / "nim-lib").exists()  # only the build needs it
+
+
+def test_a_nim_patch_that_does_not_apply_stops_the_build(upstream, tmp_path):
+    nim = fake_nim(tmp_path)
+    (nim / "lib" / "system" / "seqs_v2.nim").write_text("another Nim's setLen\n")
+    patch = nim_patch_file(tmp_path / "nim-patches" / "nim")
+    done = build_with_system_nim(nim, f"file://{upstream}", TAG, tmp_path / "out", patch)
+    assert done.returncode != 0
+    assert f"build_nwaku: the Nim patches do not apply to {nim}/lib" in done.stderr

@@ -41,6 +41,7 @@ def path(relative: str | Path) -> Path:
 
 
 NWAKU_PATCHES = "nwaku-patches"
+NIM_PATCHES = "nim"  # nwaku-patches/nim/: Nim's standard library, not an nwaku tag
 
 
 SHADOW_PATCHES = "shadow/patches"
@@ -48,7 +49,7 @@ SHADOW_PATCHES = "shadow/patches"
 
 def nwaku_tags() -> list[str]:
     """The nwaku tags the project carries patches for (a folder of nwaku-patches/ each)."""
-    return sorted(d.name for d in path(NWAKU_PATCHES).iterdir() if any(d.glob("*.patch")))
+    return sorted(d.name for d in path(NWAKU_PATCHES).iterdir() if d.name != NIM_PATCHES and any(d.glob("*.patch")))
 
 
 def patches(tag: str) -> list[Path]:
@@ -62,6 +63,17 @@ def patches(tag: str) -> list[Path]:
             + (f"; the project carries patches for {', '.join(carried)}" if carried else "")
         )
     return found
+
+
+def nim_patches() -> list[Path]:
+    """nwaku-patches/nim/*.patch: patches to Nim's standard library for the orc runtime."""
+    return sorted((path(NWAKU_PATCHES) / NIM_PATCHES).glob("*.patch"))
+
+
+def build_patches(tag: str, memory_manager: str) -> list[Path]:
+    """Every patch an nwaku build applies: the tag's, then, with orc, Nim's (scripts/build_nwaku.sh
+    applies those in nim/ to a copy of Nim's lib folder)."""
+    return patches(tag) + (nim_patches() if memory_manager == "orc" else [])
 
 
 def shadow_patches() -> list[Path]:

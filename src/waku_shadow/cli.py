@@ -15,7 +15,7 @@ from waku_shadow import checkout, layout
 from waku_shadow.analyse import bandwidth, load_study
 from waku_shadow.configuration import loader, sources, units
 from waku_shadow.configuration.study import Study
-from waku_shadow.cost import bench, cost_model
+from waku_shadow.cost import bench, cost_model, profile
 from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuShadowError
 from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.parse import node_logs, pcap, trees
@@ -82,7 +82,7 @@ def cmd_adopt_nwaku(args) -> None:
     nwaku = study.stack
     identity = builds.nwaku_identity(
         nwaku.nwaku_tag,
-        checkout.patches(nwaku.nwaku_tag),
+        checkout.build_patches(nwaku.nwaku_tag, nwaku.nwaku_memory_manager),
         target / "wakunode2",
         args.built_from,
         list(nwaku.nwaku_make_flags),
@@ -210,6 +210,24 @@ def cmd_bench(args) -> None:
         raise ConfigError(f"bench compares at most two configs, got {len(args.configs)}")
     rows, receipts = bench.run(args.configs, args.size, Path(args.out), args.cores, args.nodes)
     print(bench.to_text(rows, receipts))
+
+
+def cmd_profile(args) -> None:
+    """Rerun a run folder's simulation under perf and write where its CPU time went."""
+    run_dir = Path(args.run_dir)
+    study = load_run(run_dir)
+    out = Path(args.out or Path("bench") / "profiles" / f"{study.name}-{run_dir.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    perf_data = profile.record(run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.frequency)
+    stats_ = run_stats.read_stats(out / "run")
+    found = profile.parse_report(profile.report_text(perf_data))
+    syscalls = profile.syscall_counts(out / "run" / layout.SHADOW_LOG)
+    parts = profile.write(out, found, syscalls, stats_.wall_seconds)
+    if not args.keep:
+        perf_data.unlink()
+        shutil.rmtree(out / "run")
+    print(f"{run_dir.name} under perf: {stats_.wall_seconds:.0f} s wall; tables in {out}\n")
+    print(profile.to_markdown(parts, syscalls))
 
 
 def cmd_bench_scaling(args) -> None:
@@ -358,6 +376,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--out", default="bench", help="where the JSON, results.csv and the runs go")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("profile", help="rerun a run folder under perf: where the CPU time goes, Shadow against the nodes")
+    p.add_argument("--run-dir", required=True, type=rendered_run, help="a rendered run folder (results/STUDY/runs/RUN)")
+    p.add_argument("--shadow", default="shadow", help="the Shadow binary (default: shadow on PATH)")
+    p.add_argument("--frequency", type=int, default=499, help="perf's samples per second and CPU (default: 499)")
+    p.add_argument("--out", help="where the tables go (default: bench/profiles/STUDY-RUN)")
+    p.add_argument("--keep", action="store_true", help="keep perf.data and the rerun's folder")
+    p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("bench-scaling", help="fit wall time and memory against N (or message size) from bench/results.csv")
     p.add_argument("--label", default="paper", help="the benchmarked config (its file name without .yaml)")

@@ -268,6 +268,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_log_level=sh["nwaku_log_level"],
         nwaku_services=sh["nwaku_services"],
         nwaku_copy_once=sh["nwaku_copy_once"],
+        nwaku_hash_once=sh["nwaku_hash_once"],
         nwaku_poll_once_per_burst=sh["nwaku_poll_once_per_burst"],
         nwaku_mmap_threshold_bytes=mmap_threshold,
         traffic_capture=sh["traffic_capture"],

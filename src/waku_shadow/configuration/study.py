@@ -163,6 +163,7 @@ class Study:
     nwaku_log_level: str
     nwaku_services: str
     nwaku_copy_once: bool
+    nwaku_hash_once: bool
     nwaku_poll_once_per_burst: bool
     nwaku_mmap_threshold_bytes: int
     traffic_capture: bool

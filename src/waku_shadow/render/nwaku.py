@@ -31,6 +31,7 @@ ENV_SCORE_EVENTS_AT_NOTICE = "WAKU_SIM_SCORE_EVENTS_AT_NOTICE"
 # are freed, instead of keeping them for reuse (unset, its threshold grows to the largest block freed)
 ENV_GLIBC_MMAP_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"
 ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
+ENV_HASH_ONCE = "WAKU_SIM_HASH_ONCE"
 ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
 ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
 ENV_PRUNE_ONLY_REMOVED = "WAKU_SIM_PRUNE_ONLY_REMOVED"
@@ -144,6 +145,8 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_GLIBC_MMAP_THRESHOLD] = str(study.nwaku_mmap_threshold_bytes)
     if study.nwaku_copy_once:
         env[ENV_COPY_ONCE] = "1"
+    if study.nwaku_hash_once:
+        env[ENV_HASH_ONCE] = "1"
     if study.nwaku_poll_once_per_burst:
         env[ENV_POLL_ONCE_PER_BURST] = "1"
     return env

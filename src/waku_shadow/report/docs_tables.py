@@ -25,7 +25,7 @@ from waku_shadow import layout
 from waku_shadow.analyse import hops, load_study, stats, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration.units import human_size
-from waku_shadow.cost import cost_model
+from waku_shadow.cost import cost_model, profile
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare, published
 from waku_shadow.paper.study_results import StudyResults
@@ -427,6 +427,11 @@ def bench_rows(bench_dir: Path) -> str | None:
                                "waku-shadow"], "llllrrrl").markdown()
 
 
+def profiles(bench_dir: Path) -> str | None:
+    """Where the CPU time of the profiled runs went (waku-shadow profile → bench/profiles/*/), side by side."""
+    return profile.comparison(sorted(p.parent for p in (bench_dir / "profiles").glob(f"*/{profile.SPLIT_TABLE}")))
+
+
 def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     gathered = study_runs.gather(studies(results_dir))
     law = cost_law(bench_dir)
@@ -440,6 +445,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "features": features(gathered, results_of), "knees": knees(gathered),
         "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
+        "profiles": profiles(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
         "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),

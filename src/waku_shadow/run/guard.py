@@ -55,6 +55,7 @@ def run(
     failures_dir: Path | None = None,
     parallelism: int | None = None,
     memory_budget_bytes: int | None = None,
+    wrapper: list[str] | None = None,
 ) -> RunStats:
     """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly.
 
@@ -63,7 +64,8 @@ def run(
     map) passes ``memory_budget_bytes``, the budget it declared to the scheduler: when runs share
     a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
     ``attempts_log``; a failed one's evidence is kept in ``failures_dir`` (see failures.keep) and
-    named in the error.
+    named in the error. ``wrapper`` is a command Shadow runs under (a profiler), Shadow's command
+    line appended to it.
     """
     found = shutil.which(shadow_binary)
     if found is None:
@@ -85,8 +87,8 @@ def run(
     started = time.monotonic()
     with (run_dir / layout.SHADOW_LOG).open("wb") as stdout:
         process = subprocess.Popen(
-            [shadow_binary, "--progress", "true", *(["--parallelism", str(parallelism)] if parallelism else []),
-             layout.SHADOW_CONFIG],
+            [*(wrapper or []), shadow_binary, "--progress", "true",
+             *(["--parallelism", str(parallelism)] if parallelism else []), layout.SHADOW_CONFIG],
             cwd=run_dir,
             stdout=stdout,
             stderr=subprocess.PIPE,

@@ -106,7 +106,8 @@ def nwaku_build_dir(study: Study) -> Path:
     """Where the build rule puts wakunode2: named after the tag, memory manager, patches and make flags."""
     nwaku = study.stack
     name = nwaku_build_name(
-        nwaku.nwaku_tag, nwaku.nwaku_memory_manager, nwaku.nwaku_allocator, checkout.patches(nwaku.nwaku_tag),
+        nwaku.nwaku_tag, nwaku.nwaku_memory_manager, nwaku.nwaku_allocator,
+        checkout.build_patches(nwaku.nwaku_tag, nwaku.nwaku_memory_manager),
         nwaku.nwaku_make_flags,
     )
     return Path(study.resources.build_dir) / "nwaku" / name
