@@ -29,11 +29,8 @@ shift 3
 die() { echo "build_nwaku: $*" >&2; exit 1; }
 patches=() nim_patches=()
 for patch in "$@"; do
-  if [ "$(basename "$(dirname "$(realpath "$patch")")")" = nim ]; then
-    nim_patches+=("$(realpath "$patch")")
-  else
-    patches+=("$(realpath "$patch")")
-  fi
+  patch=$(realpath "$patch")
+  if [ "$(basename "$(dirname "$patch")")" = nim ]; then nim_patches+=("$patch"); else patches+=("$patch"); fi
 done
 
 mkdir -p "$out"

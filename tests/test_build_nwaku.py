@@ -64,9 +64,9 @@ def patch_file(path):
     return path
 
 
-def build(*args):
+def build(*args, env=None):
     return subprocess.run(["bash", str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **GIT_FILE_PROTOCOL, "NWAKU_MEMORY_MANAGER": "orc"})
+                          env={**os.environ, **GIT_FILE_PROTOCOL, "NWAKU_MEMORY_MANAGER": "orc", **(env or {})})
 
 
 def test_without_a_source_the_tag_is_cloned_with_its_submodules_and_built_patched(upstream, tmp_path):
@@ -174,9 +174,7 @@ def nim_patch_file(folder):
 
 
 def build_with_system_nim(nim, *args):
-    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **GIT_FILE_PROTOCOL, "NWAKU_MEMORY_MANAGER": "orc",
-                               "NWAKU_MAKE_FLAGS": "USE_SYSTEM_NIM=1", "NWAKU_PATH_PREPEND": str(nim / "bin")})
+    return build(*args, env={"NWAKU_MAKE_FLAGS": "USE_SYSTEM_NIM=1", "NWAKU_PATH_PREPEND": str(nim / "bin")})
 
 
 def test_a_nim_patch_builds_against_a_patched_copy_of_nims_lib(upstream, tmp_path):

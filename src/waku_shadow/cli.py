@@ -218,15 +218,10 @@ def cmd_profile(args) -> None:
     study = load_run(run_dir)
     out = Path(args.out or Path("bench") / "profiles" / f"{study.name}-{run_dir.name}")
     out.mkdir(parents=True, exist_ok=True)
-    perf_data = profile.record(run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.frequency)
-    stats_ = run_stats.read_stats(out / "run")
-    found = profile.parse_report(profile.report_text(perf_data))
-    syscalls = profile.syscall_counts(out / "run" / layout.SHADOW_LOG)
-    parts = profile.write(out, found, syscalls, stats_.wall_seconds)
-    if not args.keep:
-        perf_data.unlink()
-        shutil.rmtree(out / "run")
-    print(f"{run_dir.name} under perf: {stats_.wall_seconds:.0f} s wall; tables in {out}\n")
+    parts, syscalls, wall_seconds = profile.profile_run(
+        run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.frequency, args.keep
+    )
+    print(f"{run_dir.name} under perf: {wall_seconds:.0f} s wall; tables in {out}\n")
     print(profile.to_markdown(parts, syscalls))
 
 

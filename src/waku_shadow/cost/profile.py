@@ -18,7 +18,7 @@ import pandas as pd
 
 from waku_shadow import layout
 from waku_shadow.errors import RunError
-from waku_shadow.run import guard
+from waku_shadow.run import guard, run_stats
 
 PROFILE_TABLE = "profile.csv"
 SPLIT_TABLE = "split.csv"
@@ -63,6 +63,20 @@ def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int
     guard.run(shadow_binary, scratch, memory_floor_bytes,
               wrapper=[perf, "record", "-F", str(frequency), "-o", str(perf_data.absolute()), "--"])
     return perf_data
+
+
+def profile_run(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int, frequency: int,
+                keep: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """Record ``run_dir`` under perf into ``out`` and write its tables; return (split, syscalls, wall s).
+    Unless ``keep``, perf.data and the rerun's folder are removed afterwards."""
+    perf_data = record(run_dir, out, shadow_binary, memory_floor_bytes, frequency)
+    wall_seconds = run_stats.read_stats(out / "run").wall_seconds
+    syscalls = syscall_counts(out / "run" / layout.SHADOW_LOG)
+    parts = write(out, parse_report(report_text(perf_data)), syscalls, wall_seconds)
+    if not keep:
+        perf_data.unlink()
+        shutil.rmtree(out / "run")
+    return parts, syscalls, wall_seconds
 
 
 def report_text(perf_data: Path) -> str:
