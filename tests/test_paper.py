@@ -74,6 +74,38 @@ def test_the_papers_first_receipts_and_hop_spacing_name_the_link_each_size_ran_o
     assert "| 100 KB | 439 | 364.0 | 439.0 | no steps | 87.7 | 162.7 | 150 ms |" in text
 
 
+def test_the_two_rounds_of_the_papers_runs_name_the_setup_each_ran():
+    first = published.shadow_receipts("first")
+    assert list(first.columns) == ["size_bytes", "receiver", "seq", "latency_ms", "warmup"]
+    assert first.groupby("size_bytes").size().tolist() == [9990] * 4
+    table = compare.round_evidence().set_index(["round", "size_bytes"])
+    for round_name in published.ROUNDS:
+        measured = stats.measured(published.shadow_receipts(round_name)).groupby("size_bytes")["latency_ms"]
+        assert table.loc[round_name, "first_receipt_ms"].tolist() == measured.min().tolist()
+        assert table.loc[round_name, "max_ms"].tolist() == measured.max().tolist()
+    # the round before Table 5's: the text's stand-ins, 150 ms proof and 12 ms verification on 150 ms
+    assert table.loc[("first", 2000), "predicted: the text's 150 + 12 ms, 150 ms link"] == pytest.approx(
+        150 + 150 + 12 + 2100 * 1500 / 1460 * 8 / 1e5)
+    assert set(table.loc["first", "setup"]) == {"the text's 150 + 12 ms, 150 ms link"}
+    assert table.loc["final", "setup"].tolist() == ["Table 1's 276.3 + 4.5 ms, 75 ms link"] + \
+        ["Table 1's 276.3 + 4.5 ms, 150 ms link"] * 3
+    text = tables.round_evidence(table.reset_index()).markdown()
+    assert "| first | 2 KB | 312 | 312.2 | 356.0 | 431.0 | the text's 150 + 12 ms, 150 ms link |" in text
+
+
+def test_distances_from_either_round_and_their_table():
+    first = published.shadow_receipts("first").assign(seed=1)
+    by_round = {r: compare.distances(first, ["size_bytes", "seed"], r) for r in published.ROUNDS}
+    assert (by_round["first"]["ks"] == 0).all()
+    assert (by_round["final"]["ks"] > 0.2).all()  # Table 5's round ran other timings: every size moved
+    rows = pd.concat([t.assign(study="x", round=r) for r, t in by_round.items()])
+    rows = rows.groupby(["study", "size_bytes", "round"], sort=False)["ks"].agg(
+        ks_mean="mean", ks_min="min", ks_max="max", seeds="count").reset_index()
+    text = tables.distances_by_round(rows, list(published.ROUNDS)).markdown()
+    assert text.splitlines()[0] == "| study | size | seeds | KS from the final round | KS from the first round |"
+    assert text.splitlines()[2].endswith("| 0.000 |") and text.splitlines()[2].startswith("| `x` | 2 KB | 1 |")
+
+
 def test_hops_read_off_the_papers_latency_steps(shadow_receipts):
     measured = shadow_receipts[~shadow_receipts["warmup"]]
     # the groups between the empty gaps, as the sorted latencies show them (ms, receipts)
@@ -141,12 +173,13 @@ def test_distances_per_point_and_seed_and_their_markdown(shadow_receipts):
     assert text.splitlines()[2] == "| 2 KB | 0.000 | 0.0 | 8991 | 8991 |"
 
 
-def test_the_import_script_rebuilds_the_committed_file_and_checks_the_lines(tmp_path, shadow_receipts):
+@pytest.mark.parametrize("round_name", list(published.ROUNDS))
+def test_the_import_script_rebuilds_the_committed_file_and_checks_the_lines(tmp_path, round_name):
     # a repository holding the raw files in their original form, rebuilt from the committed rows
     research = tmp_path / "research"
     raw = research / "rln-delay-simulations" / "raw"
     raw.mkdir(parents=True)
-    for size, receipts in shadow_receipts.groupby("size_bytes"):
+    for size, receipts in published.shadow_receipts(round_name).groupby("size_bytes"):
         lines = [f"shadow.data/hosts/{r.receiver}/wakunode2.1000.stdout:{80 + r.seq}:rx_msg msg_sender=1 "
                  f"seq={r.seq} arrival_diff={r.latency_ms:.0f} milliseconds\n" for r in receipts.itertuples()]
         (raw / f"paper_latency_{size // 1000}kb_v2.txt").write_text("".join(reversed(lines)))
@@ -163,7 +196,7 @@ def test_the_import_script_rebuilds_the_committed_file_and_checks_the_lines(tmp_
     done = run(tmp_path / "out.csv.gz")
     assert done.returncode == 0, done.stderr
     assert "500 KB: 9990 receipts, 999 receivers, seq 0..9" in done.stdout
-    committed = (REPO / "data" / "paper" / published.SHADOW_RECEIPTS).read_bytes()
+    committed = (REPO / "data" / "paper" / published.ROUNDS[round_name]).read_bytes()
     assert (tmp_path / "out.csv.gz").read_bytes() == committed
     second_publisher = raw / "paper_latency_25kb_v2.txt"
     second_publisher.write_text(second_publisher.read_text().replace("msg_sender=1 seq=3", "msg_sender=7 seq=3", 1))

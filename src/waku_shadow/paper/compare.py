@@ -34,10 +34,11 @@ def traffic_reading(study) -> str:
             "delivery trees.")
 
 
-def distances(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """KS and Wasserstein distances of our latencies from the paper's raw ones, per group of
-    ``keys`` (a point, or a point and seed) whose size the paper simulated; warm-up left out."""
-    table = stats.distribution_distances(receipts, shadow_receipts(), keys)
+def distances(receipts: pd.DataFrame, keys: list[str], round_name: str = "final") -> pd.DataFrame:
+    """KS and Wasserstein distances of our latencies from the paper's raw ones (of one round of its
+    runs, published.ROUNDS), per group of ``keys`` (a point, or a point and seed) whose size the
+    paper simulated; warm-up left out."""
+    table = stats.distribution_distances(receipts, shadow_receipts(round_name), keys)
     return table.rename(columns={"reference_n": "paper_n"})
 
 
@@ -87,6 +88,36 @@ def link_evidence(links_ms=CANDIDATE_LINKS_MS, bandwidth_bps: float = LINK_BANDW
     misses = pd.DataFrame({link: (table[f"first_on_{link}ms"] - table["first_receipt_ms"]).abs() for link in links_ms})
     table["link_ms"] = misses.idxmin(axis=1)
     return table
+
+
+# The setups a round of the paper's runs could have used: its text's stand-ins (L_g 150 ms, L_v 12 ms)
+# on its stated 150 ms link, and Table 1's timings of its platform on either candidate link
+TEXT_STAND_INS_MS = (150.0, 12.0)
+
+
+def candidate_setups() -> dict[str, tuple[float, float, float]]:
+    """name -> (proof generation ms, verification ms, one-way link ms)."""
+    generation, verification = rln_platforms.platforms()[PAPER_PLATFORM]
+    return {"the text's 150 + 12 ms, 150 ms link": (*TEXT_STAND_INS_MS, 150),
+            **{f"Table 1's {generation:g} + {verification:g} ms, {link} ms link": (generation, verification, link)
+               for link in CANDIDATE_LINKS_MS}}
+
+
+def round_evidence(bandwidth_bps: float = LINK_BANDWIDTH_BPS) -> pd.DataFrame:
+    """Per round of the paper's runs (published.ROUNDS) and size: the first receipt, p50, p95 and max
+    (warm-up left out), what each candidate setup predicts for the first receipt, and the setup
+    that predicts it best (``setup``)."""
+    setups = candidate_setups()
+    rows = []
+    for round_name in published.ROUNDS:
+        for size, latency in stats.measured(shadow_receipts(round_name)).groupby("size_bytes")["latency_ms"]:
+            row = {"round": round_name, "size_bytes": int(size), "first_receipt_ms": latency.min(),
+                   "p50_ms": latency.quantile(0.5), "p95_ms": latency.quantile(0.95), "max_ms": latency.max()}
+            predicted = {name: predicted_first_receipt_ms(int(size), link, generation, verification, bandwidth_bps)
+                         for name, (generation, verification, link) in setups.items()}
+            rows.append({**row, **{f"predicted: {name}": value for name, value in predicted.items()},
+                         "setup": min(predicted, key=lambda name: abs(predicted[name] - row["first_receipt_ms"]))})
+    return pd.DataFrame(rows)
 
 
 def hop_shares(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

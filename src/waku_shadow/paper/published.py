@@ -10,6 +10,9 @@ from waku_shadow import checkout
 
 STATISTICS = ["min", "mean", "p95", "max"]
 SHADOW_RECEIPTS = "shadow_latency_receipts.csv.gz"
+# waku-org/research holds two rounds of the paper's Shadow runs under the same file names: the one
+# Table 5 reports (commit b3c3900, 2024-03-04) and the round before it (870d889, 2024-02-15).
+ROUNDS = {"final": SHADOW_RECEIPTS, "first": "shadow_latency_receipts_first_round.csv.gz"}
 
 
 # The paper's analysis (rln-delay-simulations/analyze.py in waku-org/research) leaves out every
@@ -25,15 +28,15 @@ def table5() -> pd.DataFrame:
     return table
 
 
-def shadow_receipts() -> pd.DataFrame:
-    """The paper's single-host Shadow latencies, one row per receipt: size_bytes, receiver, seq,
-    latency_ms (whole ms, as its nodes logged them) and warmup.
+def shadow_receipts(round_name: str = "final") -> pd.DataFrame:
+    """The paper's single-host Shadow latencies of one round of its runs (ROUNDS), one row per
+    receipt: size_bytes, receiver, seq, latency_ms (whole ms, as its nodes logged them) and warmup.
 
     One node published ten messages (seq 0..9) per size and the other 999 received each once.
     ``warmup`` marks seq 0, which the paper's analysis left out; the other 8991 receipts of a size
-    are the sample Table 5 summarises.
+    of the final round are the sample Table 5 summarises.
     """
-    table = checkout.paper_table(SHADOW_RECEIPTS)
+    table = checkout.paper_table(ROUNDS[round_name])
     table["size_bytes"] = table.pop("size_kb") * 1000
     table["latency_ms"] = table["latency_ms"].astype(float)
     table["warmup"] = table["seq"].isin(WARMUP_SEQS)

@@ -121,6 +121,21 @@ def single_host_tables(paper_network: list[tuple[study_runs.StudyRuns, StudyResu
     return (table5 or None), (distances or None), (in_brief or None)
 
 
+def paper_rounds(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
+    """Which setup each round of the paper's runs used (compare.round_evidence), and how far each study
+    of paper_network_results lies from each round: the mean KS over its seeds, per size."""
+    text = written.round_evidence(compare.round_evidence()).markdown()
+    parts = []
+    for g, results in paper_network:
+        for round_name in published.ROUNDS:
+            by_seed = compare.distances(results.receipts, ["size_bytes", "seed"], round_name)
+            ks = by_seed.groupby("size_bytes")["ks"].agg(ks_mean="mean", ks_min="min", ks_max="max", seeds="count")
+            parts.append(ks.reset_index().assign(study=g.study.name, round=round_name))
+    if parts:
+        text += "\n" + written.distances_by_round(pd.concat(parts, ignore_index=True), list(published.ROUNDS)).markdown()
+    return text
+
+
 def paper_first_group(size_bytes: int) -> float | None:
     """The receivers per message in the fastest latency group of the paper's raw latencies at a size
     (its publisher's direct peers, hops.hops_from_latency_steps); None where they show no steps."""
@@ -448,6 +463,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "profiles": profiles(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
         "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
+        "paper-rounds": paper_rounds(paper_network),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
     }
 

@@ -127,6 +127,34 @@ def table3(comparison: pd.DataFrame) -> Table:
     return table(rows, ["component", "link", *(size(s) for s in sizes)], "ll" + "r" * len(sizes))
 
 
+def round_evidence(evidence: pd.DataFrame) -> Table:
+    """compare.round_evidence: per round of the paper's runs and size, its first receipt beside what
+    each candidate setup predicts, the setup that predicts it best, and its p50, p95 and max."""
+    setups = [c for c in evidence.columns if c.startswith("predicted: ")]
+    rows = [[row["round"], size(row["size_bytes"]), f"{row['first_receipt_ms']:.0f}",
+             *(f"{row[c]:.1f}" for c in setups), row["setup"],
+             *(f"{row[c]:.0f}" for c in ("p50_ms", "p95_ms", "max_ms"))]
+            for row in evidence.to_dict("records")]
+    columns = ["round", "size", "first receipt", *setups, "the setup it ran",
+               "p50", "p95", "max"]
+    return table(rows, columns, "llr" + "r" * len(setups) + "lrrr")
+
+
+def distances_by_round(distances: pd.DataFrame, rounds: list[str]) -> Table:
+    """Per study and size, the mean KS over seeds from each round of the paper's runs, with its range
+    (columns study, size_bytes, round, ks_mean, ks_min, ks_max, seeds)."""
+    cells = distances.set_index(["study", "size_bytes", "round"])
+    rows = []
+    for (study, size_bytes), _ in distances.groupby(["study", "size_bytes"], sort=False):
+        beside = []
+        for round_name in rounds:
+            c = cells.loc[(study, size_bytes, round_name)]
+            spread = f" ({c['ks_min']:.3f}–{c['ks_max']:.3f})" if c["seeds"] > 1 else ""
+            beside.append(f"{c['ks_mean']:.3f}{spread}")
+        rows.append([f"`{study}`", size(size_bytes), str(int(cells.loc[(study, size_bytes, rounds[0]), "seeds"])), *beside])
+    return table(rows, ["study", "size", "seeds", *(f"KS from the {r} round" for r in rounds)], "llr" + "r" * len(rounds))
+
+
 def link_evidence(evidence: pd.DataFrame, links_ms) -> Table:
     """compare.link_evidence: per size, the paper's first receipt and hop spacing beside what each
     candidate link predicts, and the link that predicts the first receipt best."""
