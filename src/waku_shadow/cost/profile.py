@@ -25,6 +25,10 @@ SPLIT_TABLE = "split.csv"
 SYSCALL_TABLE = "syscalls.csv"
 REPORT_FIELDS = "sample,comm,dso,sym"
 LISTED_PERCENT = 0.01  # profile.csv lists the symbols with at least this share; the split counts every one
+# the markdown tables show a part with at least SHOWN_PART_PERCENT of the samples, and within it the
+# categories with at least SHOWN_CATEGORY_PERCENT (in any profile, when several are side by side)
+SHOWN_PART_PERCENT = 0.05
+SHOWN_CATEGORY_PERCENT = 0.5
 
 # (category, symbol pattern) of the nodes' own code, the first match wins
 NODE_CODE = [
@@ -170,10 +174,10 @@ def write(out: Path, profile: pd.DataFrame, syscalls: pd.DataFrame, wall_seconds
 def to_markdown(parts: pd.DataFrame, syscalls: pd.DataFrame, top: int = 6) -> str:
     lines = ["| part | where | share of CPU samples |", "|---|---|---:|"]
     for part, rows in parts.groupby("part", sort=False):
-        if rows["share_percent"].sum() < 0.05:
+        if rows["share_percent"].sum() < SHOWN_PART_PERCENT:
             continue
         lines.append(f"| **{part}** | | **{rows['share_percent'].sum():.1f} %** |")
-        lines += [f"| | {r.category} | {r.share_percent:.1f} % |" for r in rows.itertuples() if r.share_percent >= 0.5]
+        lines += [f"| | {r.category} | {r.share_percent:.1f} % |" for r in rows.itertuples() if r.share_percent >= SHOWN_CATEGORY_PERCENT]
     total = syscalls["count"].sum()
     calls = ", ".join(f"{r.syscall} {r.count / 1e6:.2f} M" for r in syscalls.head(top).itertuples())
     lines += ["", f"System calls Shadow served: {total / 1e6:.2f} M ({calls})."]
@@ -199,11 +203,11 @@ def comparison(profile_dirs: list[Path]) -> str | None:
     lines += [f"| {label} | " + " | ".join(values[n] for n in names) + " |" for label, values in header_rows.items()]
     for part in dict.fromkeys(part for part, _ in order):
         totals = [sum(share for (p, _), share in columns[n].items() if p == part) for n in names]
-        if max(totals) < 0.05:
+        if max(totals) < SHOWN_PART_PERCENT:
             continue
         lines.append(f"| **{part}** | " + " | ".join(f"**{t:.1f} %**" for t in totals) + " |")
         for key in (k for k in order if k[0] == part):
             shares = [columns[n].get(key, 0.0) for n in names]
-            if max(shares) >= 0.5:
+            if max(shares) >= SHOWN_CATEGORY_PERCENT:
                 lines.append(f"| {key[1]} | " + " | ".join(f"{s:.1f} %" for s in shares) + " |")
     return "\n".join(lines)

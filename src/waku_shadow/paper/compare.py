@@ -110,9 +110,10 @@ def round_evidence(bandwidth_bps: float = LINK_BANDWIDTH_BPS) -> pd.DataFrame:
     setups = candidate_setups()
     rows = []
     for round_name in published.ROUNDS:
-        for size, latency in stats.measured(shadow_receipts(round_name)).groupby("size_bytes")["latency_ms"]:
-            row = {"round": round_name, "size_bytes": int(size), "first_receipt_ms": latency.min(),
-                   "p50_ms": latency.quantile(0.5), "p95_ms": latency.quantile(0.95), "max_ms": latency.max()}
+        for summary in stats.latency_summary(shadow_receipts(round_name)).itertuples():
+            size = summary.size_bytes
+            row = {"round": round_name, "size_bytes": int(size), "first_receipt_ms": summary.min,
+                   "p50_ms": summary.p50, "p95_ms": summary.p95, "max_ms": summary.max}
             predicted = {name: predicted_first_receipt_ms(int(size), link, generation, verification, bandwidth_bps)
                          for name, (generation, verification, link) in setups.items()}
             rows.append({**row, **{f"predicted: {name}": value for name, value in predicted.items()},
