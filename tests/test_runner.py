@@ -69,10 +69,18 @@ HEARTBEAT = (
 )
 
 
+# the fake Shadow says it has printed; until then memory stays high, however slowly it starts
+PRINTED = '\nopen("printed", "w").close()'
+
+
+def memory_falls_once_printed(run_dir: Path):
+    """The machine's available memory: 20 GiB until the fake Shadow has printed, then 1 GiB."""
+    return lambda: 1 * GIB if (run_dir / "printed").exists() else 20 * GIB
+
+
 def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
-    shadow = fake_shadow(tmp_path, PROGRESS.format(p=12, t="00:00:07.250") + "\ntime.sleep(60)\n")
-    levels = itertools.chain([20 * GIB] * 30, itertools.repeat(1 * GIB))
-    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
+    shadow = fake_shadow(tmp_path, PROGRESS.format(p=12, t="00:00:07.250") + PRINTED + "\ntime.sleep(60)\n")
+    monkeypatch.setattr(memory, "available_bytes", memory_falls_once_printed(tmp_path))
     with pytest.raises(RunError) as error:
         guard.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
     text = str(error.value)
@@ -83,9 +91,8 @@ def test_memory_guard_stops_the_run_and_says_where(tmp_path, monkeypatch):
 
 def test_memory_guard_reports_the_latest_heartbeat(tmp_path, monkeypatch):
     """Progress lines come at growing intervals; Shadow's heartbeat in its log is fresher."""
-    shadow = fake_shadow(tmp_path, PROGRESS.format(p=8, t="00:00:07.250") + "\n" + HEARTBEAT + "\ntime.sleep(60)\n")
-    levels = itertools.chain([20 * GIB] * 50, itertools.repeat(1 * GIB))
-    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
+    shadow = fake_shadow(tmp_path, PROGRESS.format(p=8, t="00:00:07.250") + "\n" + HEARTBEAT + PRINTED + "\ntime.sleep(60)\n")
+    monkeypatch.setattr(memory, "available_bytes", memory_falls_once_printed(tmp_path))
     with pytest.raises(RunError, match="at simulated time 00:00:21.050 of 00:01:00"):
         guard.run(shadow, tmp_path, memory_floor_bytes=2 * GIB, poll_interval_s=0.01, echo_progress=False)
 
