@@ -9,6 +9,7 @@ from conftest import CONFIGS
 from waku_shadow.analyse import load_study
 from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import merge
+from waku_shadow.report import tables
 
 
 def the_load_study(**overrides):
@@ -61,3 +62,13 @@ def test_repetitions_are_averaged_per_size_and_rate():
     runs = pd.concat([runs_at([1, 10], [500, 600], [1, 1]), runs_at([1, 10], [700, 800], [1, 0.9])])
     points = load_study.load_points(runs, study)
     assert points["latency_p95_ms"].tolist() == [600, 700] and points["delivery"].tolist() == [1, 0.95]
+
+
+def test_the_docs_table_has_a_row_per_size_and_rate_with_the_uplink_demand_when_captured():
+    study = the_load_study()
+    captured = load_study.load_points(runs_at([1, 10], [500, 1200], [1, 0.995], net_bytes=[1.25e9 * 102, 2 * 1.25e9 * 10.2]), study)
+    lines = tables.load_points(captured).markdown().splitlines()
+    assert lines[0] == "| size | messages/s | p50 (ms) | p95 (ms) | delivery | uplink demand |"
+    assert lines[2:] == ["| 100 KB | 1 | 250 | 500 | 100.00% | 0.50 |", "| 100 KB | 10 | 600 | 1200 | 99.50% | 1.00 |"]
+    uncaptured = load_study.load_points(runs_at([1], [500], [1]), study)
+    assert "uplink demand" not in tables.load_points(uncaptured).markdown()

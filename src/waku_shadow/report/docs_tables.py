@@ -304,14 +304,16 @@ def features(gathered: list[study_runs.StudyRuns], results_of: dict[str, StudyRe
 
 
 def knees(gathered: list[study_runs.StudyRuns]) -> Block:
-    """Each load study's knee per message size, as its report says it."""
+    """Each load study's knee per message size, as its report says it, and its latency, delivery and
+    uplink demand per size and rate."""
     parts = {}
     for g in gathered:
-        path = g.study_dir / layout.KNEES_TABLE
-        if not load_study.is_load_study(g.study) or not path.exists():
+        knees_path, points_path = g.study_dir / layout.KNEES_TABLE, g.study_dir / layout.LOAD_TABLE
+        if not load_study.is_load_study(g.study) or not knees_path.exists():
             continue
         parts[g.study.name] = (f"**{g.study.name}** ({g.study.nodes} nodes, {len(g.validated)} validated runs):\n\n"
-                               + "\n".join(load_study.knee_sentences(pd.read_csv(path), human_size)) + "\n")
+                               + "\n".join(load_study.knee_sentences(pd.read_csv(knees_path), human_size)) + "\n"
+                               + (f"\n{written.load_points(pd.read_csv(points_path)).markdown()}" if points_path.exists() else ""))
     return parts or None
 
 
