@@ -3,10 +3,15 @@
 # Used by the build_nwaku rule and the Dockerfile.
 #
 # usage: scripts/build_nwaku.sh [--source DIR] REPOSITORY TAG OUT_DIR PATCH...
+#   TAG           a release tag, or master-<commit>: that commit of the default branch.
 #   --source DIR  an nwaku checkout at TAG with its submodules; the patches are applied for the
 #                 build and reverted afterwards, so the tree is left as it was found.
 #                 Without it, REPOSITORY is cloned at TAG, with submodules, into OUT_DIR/src.
 #   OUT_DIR receives wakunode2.
+#   Since nwaku moved its Nim dependencies from submodules to nimble.lock (after v0.38.1), they
+#   live in nimbledeps/pkgs2/<name>-<version>-<checksum>/ once make has set them up; a patch's
+#   paths under vendor/nim-<name>/ then go to that package's folder, so one patch set layout
+#   serves both kinds of tree.
 #   A PATCH in a folder named nim/ (nwaku-patches/nim/) patches Nim's standard library, not nwaku:
 #   it is applied to a copy of the lib folder of the Nim that builds nwaku, in OUT_DIR/nim-lib,
 #   and the build compiles against that copy (--lib); the Nim installation is left as it is.
@@ -36,22 +41,24 @@ done
 mkdir -p "$out"
 if [ -z "$source" ]; then
   source="$out/src"
-  [ -e "$source/.git" ] || git clone --branch "$tag" "$repo" "$source" || die "cannot clone $repo at $tag"
+  if [ ! -e "$source/.git" ]; then
+    case $tag in
+      master-*) git clone "$repo" "$source" && git -C "$source" checkout "${tag#master-}" ;;
+      *) git clone --branch "$tag" "$repo" "$source" ;;
+    esac || die "cannot clone $repo at $tag"
+  fi
   # again after an interrupted or failed update: it only fetches what is still missing
   git -C "$source" submodule update --init --recursive ||
     die "the submodules of $repo at $tag could not all be fetched into $source (see above)"
 fi
 [ -e "$source/.git" ] || die "$source is not a git checkout of nwaku"
-at=$(git -C "$source" describe --tags --exact-match HEAD 2>/dev/null || git -C "$source" rev-parse --short HEAD)
-[ "$at" = "$tag" ] || die "the nwaku source $source is at $at, not at the pinned tag $tag"
+at=$(git -C "$source" describe --tags --exact-match HEAD 2>/dev/null || git -C "$source" rev-parse HEAD)
+case $tag in
+  master-*) [[ $(git -C "$source" rev-parse HEAD) == "${tag#master-}"* ]] ;;
+  *) [ "$at" = "$tag" ] ;;
+esac || die "the nwaku source $source is at $at, not at the pinned tag $tag"
 git -C "$source" diff --quiet --ignore-submodules HEAD -- ||
   die "the nwaku source $source has local changes to tracked files; commit or stash them first"
-
-if [ ${#patches[@]} -gt 0 ]; then
-  git -C "$source" apply --check "${patches[@]}" || die "the patches do not apply to $source at $tag"
-  git -C "$source" apply "${patches[@]}"
-  trap 'git -C "$source" apply -R "${patches[@]}"' EXIT
-fi
 
 # nwaku's build passes NIMFLAGS after its own --mm:refc, so the last --mm given here wins
 nimflags="--mm:${NWAKU_MEMORY_MANAGER:-refc}"
@@ -66,14 +73,47 @@ if [ -n "${NWAKU_MAKE_FLAGS:-}" ]; then
   done <<<"$NWAKU_MAKE_FLAGS"
 fi
 export PATH="${NWAKU_PATH_PREPEND:+$NWAKU_PATH_PREPEND:}$PATH"
+
+nimble_locked=false
+[ -f "$source/nimble.lock" ] && [ ! -e "$source/vendor/nim-libp2p" ] && nimble_locked=true
+if $nimble_locked && [ ${#patches[@]} -gt 0 ]; then
+  make -C "$source" build-deps "${make_flags[@]}" || die "make build-deps (nimble setup) failed in $source"
+  rewritten="$out/patches"
+  rm -rf "$rewritten"
+  mkdir -p "$rewritten"
+  for i in "${!patches[@]}"; do
+    patch=${patches[$i]}
+    script=
+    for dir in $(grep -o '^+++ b/vendor/nim-[^/]*' "$patch" | sed 's|^+++ b/||' | sort -u); do
+      package=${dir#vendor/nim-}
+      found=("$source"/nimbledeps/pkgs2/"$package"-[0-9]*)
+      [ ${#found[@]} -eq 1 ] && [ -d "${found[0]}" ] ||
+        die "$(basename "$patch") patches $dir, but $source/nimbledeps/pkgs2/ has no single $package package"
+      script+="s#^\\(diff --git a/\\|--- a/\\|+++ b/\\)$dir/#\\1nimbledeps/pkgs2/$(basename "${found[0]}")/#;"
+      script+="s# b/$dir/# b/nimbledeps/pkgs2/$(basename "${found[0]}")/#;"
+    done
+    sed -e "$script" "$patch" >"$rewritten/$(basename "$patch")"
+    patches[$i]="$rewritten/$(basename "$patch")"
+  done
+fi
+
+if [ ${#patches[@]} -gt 0 ]; then
+  git -C "$source" apply --check "${patches[@]}" || die "the patches do not apply to $source at $tag"
+  git -C "$source" apply "${patches[@]}"
+  trap 'git -C "$source" apply -R "${patches[@]}"' EXIT
+fi
 if [ ${#nim_patches[@]} -gt 0 ]; then
   if printf '%s\n' "${make_flags[@]}" | grep -qx 'USE_SYSTEM_NIM=1'; then
     nim=$(command -v nim) || die "USE_SYSTEM_NIM=1 but no nim on PATH (stack.nwaku.path_prepend)"
+  elif $nimble_locked; then
+    make -C "$source" install-nim "${make_flags[@]}"
+    nim=$(PATH="$HOME/.nimble/bin:$PATH" command -v nim) || die "make install-nim left no nim in $HOME/.nimble/bin"
   else
     make -C "$source" build-nim "${make_flags[@]}"
     nim="$source/vendor/nimbus-build-system/vendor/Nim/bin/nim"
   fi
-  nim_lib="$(dirname "$(dirname "$(realpath "$nim")")")/lib"
+  # realpath: a Nim installation may link its lib folder, and cp -r would copy the link, not the files
+  nim_lib=$(realpath -m "$(dirname "$(dirname "$(realpath "$nim")")")/lib")
   [ -f "$nim_lib/system.nim" ] || die "cannot find the lib folder of $nim (looked for $nim_lib/system.nim)"
   rm -rf "$out/nim-lib"
   cp -r "$nim_lib" "$out/nim-lib"
@@ -83,7 +123,9 @@ if [ ${#nim_patches[@]} -gt 0 ]; then
   GIT_CEILING_DIRECTORIES="$out" git -C "$out/nim-lib" apply "${nim_patches[@]}"
   nimflags="$nimflags --lib:$out/nim-lib"
 fi
-make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "NIMFLAGS=$nimflags" "${make_flags[@]}"
+# the nimble-locked Makefile reads its Nim flags from NIM_PARAMS; older ones set NIM_PARAMS themselves
+if $nimble_locked; then nim_variable=NIM_PARAMS; else nim_variable=NIMFLAGS; fi
+make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "$nim_variable=$nimflags" "${make_flags[@]}"
 rm -rf "$out/nim-lib"
 cp "$source/build/wakunode2" "$out/wakunode2"
 "$out/wakunode2" --version

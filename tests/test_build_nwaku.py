@@ -196,3 +196,87 @@ def test_a_nim_patch_that_does_not_apply_stops_the_build(upstream, tmp_path):
     done = build_with_system_nim(nim, f"file://{upstream}", TAG, tmp_path / "out", patch)
     assert done.returncode != 0
     assert f"build_nwaku: the Nim patches do not apply to {nim}/lib" in done.stderr
+
+
+def test_a_nim_whose_lib_folder_is_a_link_is_left_unpatched(upstream, tmp_path):
+    nim = fake_nim(tmp_path)
+    (nim / "lib").rename(tmp_path / "shared-lib")
+    (nim / "lib").symlink_to(tmp_path / "shared-lib")
+    out = tmp_path / "out"
+    patch = nim_patch_file(tmp_path / "nim-patches" / "nim")
+    done = build_with_system_nim(nim, f"file://{upstream}", TAG, out, patch)
+    assert done.returncode == 0, done.stderr
+    assert "zero with one memset" in done.stdout.splitlines()
+    assert (tmp_path / "shared-lib" / "system" / "seqs_v2.nim").read_text() == "zero one element at a time\n"
+
+
+# After v0.38.1 nwaku's Nim dependencies are nimble packages: make build-deps installs them in
+# nimbledeps/pkgs2/<name>-<version>-<checksum>/ and the Makefile takes Nim flags in NIM_PARAMS.
+NIMBLE_MAKEFILE = """build-deps:
+\tmkdir -p nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p nimbledeps/pkgs2/libp2p_mix-0.1.0-4567/libp2p
+\ttest -e nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim || echo 'floods every copy' > nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim
+wakunode2: build-deps
+\tmkdir -p build
+\tprintf '#!/bin/sh\\necho "%s | %s | %s"\\n' "$$(cat relay.nim)" "$$(cat nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim)" "$(NIM_PARAMS)" > build/wakunode2
+\tchmod +x build/wakunode2
+"""
+
+
+@pytest.fixture
+def nimble_upstream(tmp_path):
+    """An nwaku-shaped repository after the move to nimble.lock, at an untagged master commit."""
+    repo = tmp_path / "logos-delivery"
+    repo.mkdir()
+    git("init", "-q", "-b", "master", cwd=repo)
+    (repo / "Makefile").write_text(NIMBLE_MAKEFILE)
+    (repo / "nimble.lock").write_text("{}\n")
+    (repo / ".gitignore").write_text("nimbledeps/\nbuild/\n")
+    (repo / "relay.nim").write_text("relay publishes at once\n")
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", "master", cwd=repo)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    return repo, f"master-{commit[:9]}"
+
+
+def vendor_patch_file(path):
+    """A patch to nwaku and to its libp2p, written against vendor/nim-libp2p as for the older tags."""
+    path.write_text(
+        "A header.\n\n"
+        "diff --git a/relay.nim b/relay.nim\n--- a/relay.nim\n+++ b/relay.nim\n@@ -1 +1 @@\n"
+        "-relay publishes at once\n+relay sleeps L_g, then publishes\n"
+        "diff --git a/vendor/nim-libp2p/libp2p/gossipsub.nim b/vendor/nim-libp2p/libp2p/gossipsub.nim\n"
+        "--- a/vendor/nim-libp2p/libp2p/gossipsub.nim\n+++ b/vendor/nim-libp2p/libp2p/gossipsub.nim\n"
+        "@@ -1 +1 @@\n-floods every copy\n+encodes a copy once\n"
+    )
+    return path
+
+
+def test_a_master_commit_is_cloned_and_its_nimble_packages_patched(nimble_upstream, tmp_path):
+    repo, tag = nimble_upstream
+    out = tmp_path / "out"
+    done = build(f"file://{repo}", tag, out, vendor_patch_file(tmp_path / "0006-encode-once.patch"),
+                 env={"NWAKU_MAKE_FLAGS": "NIMFLAGS=-d:disableMarchNative"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "relay sleeps L_g, then publishes | encodes a copy once | -d:disableMarchNative --mm:orc"
+    source = out / "src"
+    assert (source / "relay.nim").read_text() == "relay publishes at once\n"
+    assert (source / "nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim").read_text() == "floods every copy\n"
+
+
+def test_a_source_at_another_commit_than_the_pinned_master_is_refused(nimble_upstream, tmp_path):
+    repo, _ = nimble_upstream
+    done = build("--source", repo, "unused-repository", "master-000000000", tmp_path / "out")
+    assert done.returncode != 0
+    assert f"build_nwaku: the nwaku source {repo} is at " in done.stderr
+    assert "not at the pinned tag master-000000000" in done.stderr
+
+
+def test_a_patch_for_a_package_nimble_did_not_install_names_it(nimble_upstream, tmp_path):
+    repo, tag = nimble_upstream
+    patch = tmp_path / "0007-chronos.patch"
+    patch.write_text("diff --git a/vendor/nim-chronos/chronos/a.nim b/vendor/nim-chronos/chronos/a.nim\n"
+                     "--- a/vendor/nim-chronos/chronos/a.nim\n+++ b/vendor/nim-chronos/chronos/a.nim\n@@ -1 +1 @@\n-a\n+b\n")
+    done = build(f"file://{repo}", tag, tmp_path / "out", patch)
+    assert done.returncode != 0
+    assert "0007-chronos.patch patches vendor/nim-chronos, but" in done.stderr
+    assert "has no single chronos package" in done.stderr
