@@ -103,11 +103,12 @@ if [ ${#patches[@]} -gt 0 ]; then
   trap 'git -C "$source" apply -R "${patches[@]}"' EXIT
 fi
 if [ ${#nim_patches[@]} -gt 0 ]; then
-  if printf '%s\n' "${make_flags[@]}" | grep -qx 'USE_SYSTEM_NIM=1'; then
-    nim=$(command -v nim) || die "USE_SYSTEM_NIM=1 but no nim on PATH (stack.nwaku.path_prepend)"
-  elif $nimble_locked; then
+  if $nimble_locked; then
+    # the nim this Makefile builds with: the one install-nim puts in ~/.nimble/bin, else PATH's
     make -C "$source" install-nim "${make_flags[@]}"
-    nim=$(PATH="$HOME/.nimble/bin:$PATH" command -v nim) || die "make install-nim left no nim in $HOME/.nimble/bin"
+    nim=$(PATH="$HOME/.nimble/bin:$PATH" command -v nim) || die "no nim in $HOME/.nimble/bin or on PATH after make install-nim"
+  elif printf '%s\n' "${make_flags[@]}" | grep -qx 'USE_SYSTEM_NIM=1'; then
+    nim=$(command -v nim) || die "USE_SYSTEM_NIM=1 but no nim on PATH (stack.nwaku.path_prepend)"
   else
     make -C "$source" build-nim "${make_flags[@]}"
     nim="$source/vendor/nimbus-build-system/vendor/Nim/bin/nim"

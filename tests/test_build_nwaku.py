@@ -212,11 +212,18 @@ def test_a_nim_whose_lib_folder_is_a_link_is_left_unpatched(upstream, tmp_path):
 
 # After v0.38.1 nwaku's Nim dependencies are nimble packages: make build-deps installs them in
 # nimbledeps/pkgs2/<name>-<version>-<checksum>/ and the Makefile takes Nim flags in NIM_PARAMS.
-NIMBLE_MAKEFILE = """build-deps:
+NIMBLE_MAKEFILE = """install-nim:
+\tmkdir -p $(HOME)/.nim/nim-2.2.4/bin $(HOME)/.nim/nim-2.2.4/lib/system $(HOME)/.nimble/bin
+\techo '# system' > $(HOME)/.nim/nim-2.2.4/lib/system.nim
+\techo 'Nim 2.2.4 zeroes one element at a time' > $(HOME)/.nim/nim-2.2.4/lib/system/seqs_v2.nim
+\tprintf '#!/bin/sh\\n' > $(HOME)/.nim/nim-2.2.4/bin/nim && chmod +x $(HOME)/.nim/nim-2.2.4/bin/nim
+\tln -sf $(HOME)/.nim/nim-2.2.4/bin/nim $(HOME)/.nimble/bin/nim
+build-deps:
 \tmkdir -p nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p nimbledeps/pkgs2/libp2p_mix-0.1.0-4567/libp2p
 \ttest -e nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim || echo 'floods every copy' > nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim
 wakunode2: build-deps
 \tmkdir -p build
+\t-@cat "$(patsubst --lib:%,%,$(filter --lib:%,$(NIM_PARAMS)))/system/seqs_v2.nim" 2>/dev/null
 \tprintf '#!/bin/sh\\necho "%s | %s | %s"\\n' "$$(cat relay.nim)" "$$(cat nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim)" "$(NIM_PARAMS)" > build/wakunode2
 \tchmod +x build/wakunode2
 """
@@ -280,3 +287,19 @@ def test_a_patch_for_a_package_nimble_did_not_install_names_it(nimble_upstream, 
     assert done.returncode != 0
     assert "0007-chronos.patch patches vendor/nim-chronos, but" in done.stderr
     assert "has no single chronos package" in done.stderr
+
+
+def test_a_nim_patch_on_master_patches_the_nim_its_makefile_installs(nimble_upstream, tmp_path):
+    repo, tag = nimble_upstream
+    home = tmp_path / "home"
+    system_nim = fake_nim(tmp_path)  # on PATH, as USE_SYSTEM_NIM=1 would use for an older tag
+    patch = tmp_path / "nim-patches" / "nim" / "0001-memset.patch"
+    patch.parent.mkdir(parents=True)
+    patch.write_text("diff --git a/system/seqs_v2.nim b/system/seqs_v2.nim\n--- a/system/seqs_v2.nim\n"
+                     "+++ b/system/seqs_v2.nim\n@@ -1 +1 @@\n-Nim 2.2.4 zeroes one element at a time\n"
+                     "+Nim 2.2.4 zeroes with one memset\n")
+    done = build(f"file://{repo}", tag, tmp_path / "out", patch,
+                 env={"HOME": str(home), "NWAKU_MAKE_FLAGS": "USE_SYSTEM_NIM=1", "NWAKU_PATH_PREPEND": str(system_nim / "bin")})
+    assert done.returncode == 0, done.stderr
+    assert "Nim 2.2.4 zeroes with one memset" in done.stdout.splitlines()
+    assert (home / ".nim/nim-2.2.4/lib/system/seqs_v2.nim").read_text() == "Nim 2.2.4 zeroes one element at a time\n"

@@ -26,7 +26,7 @@ def test_patches_come_per_nwaku_tag():
 
 
 def test_a_tag_without_patches_names_the_tags_that_have_them():
-    with pytest.raises(StackError, match="no patches for nwaku v9.9.9 .* carries patches for v0.36.0, v0.37.1-beta"):
+    with pytest.raises(StackError, match="no patches for nwaku v9.9.9 .* carries patches for master-69fbffa3a, v0.36.0, v0.37.1-beta, v0.38.1$"):
         checkout.patches("v9.9.9")
 
 

@@ -363,6 +363,13 @@ def test_a_flood_publish_bandwidth_is_a_positive_rate():
     assert loader.resolve({"study": "x", "gossipsub": {"flood_publish_bandwidth": "20 Mbit"}}).flood_publish_bandwidth_bps == 20_000_000
 
 
+def test_the_preamble_build_is_refused_on_master():
+    with pytest.raises(ConfigError, match=r"^config: gossipsub.preamble: nwaku master-69fbffa3a builds nim-libp2p 2.0, "):
+        loader.resolve({"study": "x", "gossipsub": {"preamble": True}, "stack": {"nwaku": {"tag": "master-69fbffa3a"}}})
+    assert loader.resolve({"study": "x", "gossipsub": {"idontwant_on_publish": True},
+                           "stack": {"nwaku": {"tag": "master-69fbffa3a"}}}).idontwant_on_publish
+
+
 def test_the_preamble_cannot_come_from_a_prebuilt_binary(tmp_path):
     with pytest.raises(ConfigError, match=r"^config: gossipsub.preamble: it is a build of its own"):
         loader.resolve({"study": "x", "gossipsub": {"preamble": True},

@@ -339,6 +339,9 @@ PATCHED_SETTINGS = {
 }
 # nim-libp2p's switch for gossipsub v1.4 (PREAMBLE, IMRECEIVING), a compile-time define
 PREAMBLE_NIMFLAGS = "NIMFLAGS=-d:libp2p_gossipsub_1_4"
+# tags of nwaku's master branch: nim-libp2p 2.0, whose preamble is no build define but a run-time
+# extension negotiated on /meshsub/1.3.0 only, which nwaku's relay peers do not speak
+MASTER_TAG_PREFIX = "master-"
 
 
 def _check_patched_settings(cfg: dict, found: Problems) -> None:
@@ -352,6 +355,9 @@ def _check_patched_settings(cfg: dict, found: Problems) -> None:
         section, name = key.split(".")
         if cfg[section][name] != unset[section][name] and not any(patch.startswith(number) for patch in carried):
             found.add(key, f"nwaku {tag} does not read it: nwaku-patches/{tag}/ has no patch {number}")
+    if cfg["gossipsub"]["preamble"] and tag.startswith(MASTER_TAG_PREFIX):
+        found.add("gossipsub.preamble", f"nwaku {tag} builds nim-libp2p 2.0, which has no -d:libp2p_gossipsub_1_4: "
+                  "its preamble is an extension negotiated on /meshsub/1.3.0 only, which nwaku's relay peers do not speak")
 
 
 def _check_mesh(gossipsub: Gossipsub, nodes: int, topology: str, found: Problems) -> None:
