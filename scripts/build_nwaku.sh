@@ -124,9 +124,13 @@ if [ ${#nim_patches[@]} -gt 0 ]; then
   GIT_CEILING_DIRECTORIES="$out" git -C "$out/nim-lib" apply "${nim_patches[@]}"
   nimflags="$nimflags --lib:$out/nim-lib"
 fi
-# the nimble-locked Makefile reads its Nim flags from NIM_PARAMS; older ones set NIM_PARAMS themselves
-if $nimble_locked; then nim_variable=NIM_PARAMS; else nim_variable=NIMFLAGS; fi
-make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "$nim_variable=$nimflags" "${make_flags[@]}"
+if $nimble_locked; then
+  # this Makefile appends its own flags (-d:release among them) to NIM_PARAMS from the environment;
+  # given as a make argument, NIM_PARAMS would replace them
+  NIM_PARAMS="$nimflags" make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "${make_flags[@]}"
+else
+  make -C "$source" -j"$(nproc)" wakunode2 DEBUG=0 "NIMFLAGS=$nimflags" "${make_flags[@]}"
+fi
 rm -rf "$out/nim-lib"
 cp "$source/build/wakunode2" "$out/wakunode2"
 "$out/wakunode2" --version

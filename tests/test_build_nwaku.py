@@ -221,6 +221,7 @@ NIMBLE_MAKEFILE = """install-nim:
 build-deps:
 \tmkdir -p nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p nimbledeps/pkgs2/libp2p_mix-0.1.0-4567/libp2p
 \ttest -e nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim || echo 'floods every copy' > nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim
+NIM_PARAMS := $(NIM_PARAMS) -d:release
 wakunode2: build-deps
 \tmkdir -p build
 \t-@cat "$(patsubst --lib:%,%,$(filter --lib:%,$(NIM_PARAMS)))/system/seqs_v2.nim" 2>/dev/null
@@ -264,7 +265,7 @@ def test_a_master_commit_is_cloned_and_its_nimble_packages_patched(nimble_upstre
     done = build(f"file://{repo}", tag, out, vendor_patch_file(tmp_path / "0006-encode-once.patch"),
                  env={"NWAKU_MAKE_FLAGS": "NIMFLAGS=-d:disableMarchNative"})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "relay sleeps L_g, then publishes | encodes a copy once | -d:disableMarchNative --mm:orc"
+    assert done.stdout.splitlines()[-1] == "relay sleeps L_g, then publishes | encodes a copy once | -d:disableMarchNative --mm:orc -d:release"
     source = out / "src"
     assert (source / "relay.nim").read_text() == "relay publishes at once\n"
     assert (source / "nimbledeps/pkgs2/libp2p-2.0.0-0123abcd/libp2p/gossipsub.nim").read_text() == "floods every copy\n"
