@@ -56,7 +56,7 @@ else:
             memory_manager=STUDY.stack.nwaku_memory_manager,
             allocator=STUDY.stack.nwaku_allocator,
             path_prepend=":".join(STUDY.stack.nwaku_path_prepend),
-            make_flag_args=" ".join(f"--make-flag {shlex.quote(f)}" for f in STUDY.stack.nwaku_make_flags),
+            make_flag_args=" ".join(f"--make-flag={shlex.quote(f)}" for f in STUDY.stack.nwaku_make_flags),  # = : a flag may start with -
         log:
             str(NWAKU_DIR / "build.log"),
         threads: BUILD_THREADS

@@ -113,7 +113,7 @@ chmod +x "$out/wakunode2"
 """
 
 
-def run_build_rule(tmp_path, *config):
+def run_build_rule(tmp_path, *config, nwaku=None):
     workflow = tmp_path / "workflow"
     workflow.mkdir()
     shutil.copy(REPO / "Snakefile", workflow)
@@ -123,8 +123,12 @@ def run_build_rule(tmp_path, *config):
     (workflow / "scripts" / "build_nwaku.sh").chmod(0o755)
     build_dir = tmp_path / "build"
     given = ["--config", f"resources={{build_dir: {build_dir}}}", *config]
+    machine = {"resources": {"build_dir": str(build_dir)}}
+    if nwaku:
+        given.append(f"stack={json.dumps({'nwaku': nwaku})}")
+        machine["stack"] = {"nwaku": nwaku}
     # the build folder is named after the tag, patches and flags, not after where the source comes from
-    study = sources.study_from_snakemake({"resources": {"build_dir": str(build_dir)}}, local_path=tmp_path / "no-local.yaml")
+    study = sources.study_from_snakemake(machine, local_path=tmp_path / "no-local.yaml")
     wakunode2 = builds.nwaku_build_dir(study) / "wakunode2"
     done = subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "1", "-s", str(workflow / "Snakefile"), str(wakunode2), *given],
@@ -304,3 +308,10 @@ def test_a_nim_patch_on_master_patches_the_nim_its_makefile_installs(nimble_upst
     assert done.returncode == 0, done.stderr
     assert "Nim 2.2.4 zeroes with one memset" in done.stdout.splitlines()
     assert (home / ".nim/nim-2.2.4/lib/system/seqs_v2.nim").read_text() == "Nim 2.2.4 zeroes one element at a time\n"
+
+
+def test_the_build_rule_records_make_flags_that_start_with_a_dash(tmp_path):
+    # make's -o (take a target as done) is how a tree set up offline skips master's install-nim
+    flags = ["-oinstall-nim", "NIMBLE=nimble --legacy --useSystemNim"]
+    arguments, identity, out = run_build_rule(tmp_path, nwaku={"make_flags": flags})
+    assert identity["make_flags"] == flags
