@@ -31,6 +31,7 @@ FROM scratch AS ca-certificates
 
 FROM debian:${DEBIAN} AS build
 ARG SHADOW_TAG=v3.3.0
+# any folder of nwaku-patches/; master-<commit> installs its own Nim and nimble packages at build time
 ARG NWAKU_TAG=v0.37.1-beta
 ARG NIM_TAG=v2.2.6
 ARG RUST_TOOLCHAIN=1.90
