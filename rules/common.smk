@@ -36,6 +36,13 @@ else:
 NWAKU_IDENTITY = str(NWAKU_DIR / builds.IDENTITY)
 
 
+def built(path):
+    """A binary as the runs' input. One this workflow builds lives in a folder named after what makes it
+    (tag, patches, flags), so a rebuild there, say after a change to the build rule's own command, does
+    not make the runs made with it stale; one configured by path is compared by its time, as any input."""
+    return path if path in (STUDY.stack.shadow_binary, STUDY.stack.nwaku_binary) else ancient(path)
+
+
 COST_LAW = cost_model.read()
 # a cluster executor sets no total of cores: a build job then asks for a node's usual share
 BUILD_THREADS = workflow.resource_settings.cores or 8

@@ -3,9 +3,9 @@
 
 rule render:
     input:
-        wakunode2=WAKUNODE2,
-        identity=NWAKU_IDENTITY,
-        shadow=SHADOW,
+        wakunode2=built(WAKUNODE2),
+        identity=built(NWAKU_IDENTITY),
+        shadow=built(SHADOW),
     output:
         shadow_config=run_file(layout.SHADOW_CONFIG),
         run_config=run_file(layout.RUN_CONFIG),
@@ -30,7 +30,7 @@ rule render:
 rule simulate:
     input:
         rules.render.output,
-        shadow=SHADOW,
+        shadow=built(SHADOW),
     output:
         stats=run_file(layout.RUN_STATS),
         logs=directory(run_file(layout.LOGS)),

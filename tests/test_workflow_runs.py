@@ -3,8 +3,10 @@ runs (tests/stand_ins/replay_shadow.py): what a newcomer's first run does, and w
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -126,3 +128,40 @@ def test_a_study_key_reruns_exactly_the_runs_it_changes(workdir, tmp_path):
     one_more.write_text(yaml.safe_dump(study))
     todo = runs_to_do(workdir, one_more)
     assert [todo[rule] for rule in ("render", "simulate", "parse", "validate")] == [{"n16-size25000B-seed11"}] * 4
+
+
+def test_rebuilding_shadow_and_nwaku_in_their_folders_reruns_no_run(tmp_path):
+    """A build's folder is named after what makes it, so rebuilding it there (Snakemake reruns a build rule
+    whose command changed) leaves the runs made with it as they are."""
+    workflow = tmp_path / "workflow"
+    workflow.mkdir()
+    shutil.copy(REPO / "Snakefile", workflow)
+    shutil.copytree(REPO / "rules", workflow / "rules")
+    replay = REPO / "tests" / "stand_ins" / "replay_shadow.py"
+    # stand-ins for the build scripts: each leaves its binary where the real one would
+    (workflow / "scripts").mkdir()
+    write_executable(workflow / "scripts" / "build_shadow.sh",
+                     f'#!/bin/sh\nmkdir -p "$3/bin"\nprintf \'#!/bin/sh\\nexec "{sys.executable}" "{replay}" "$@"\\n\''
+                     ' > "$3/bin/shadow"\nchmod +x "$3/bin/shadow"\n')
+    write_executable(workflow / "scripts" / "build_nwaku.sh",
+                     '#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in *.patch) break ;; esac; out=$1; shift; done\n'
+                     "printf '#!/bin/sh\\necho \"version / git commit hash: v0.37.1-beta (stand-in)\"\\n' > \"$out/wakunode2\"\n"
+                     'chmod +x "$out/wakunode2"\n')
+    write_executable(tmp_path / "curl", "#!/bin/sh\necho 'curl 8 (stand-in)'\n")
+    local = tmp_path / "local.yaml"
+    local.write_text(yaml.safe_dump({"stack": {"curl": str(tmp_path / "curl")}, "resources": {
+        "memory_floor": "1 GiB", "build_dir": str(tmp_path / "build")}}))
+    stats = str(layout.run_dir(Path("results") / "recorded", "n16-size2000B-seed11") / layout.RUN_STATS)
+
+    def snakemake_run(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "snakemake", "--snakefile", str(workflow / "Snakefile"), "--directory",
+             str(tmp_path), "--cores", "1", stats, *args, "--configfile", str(STUDY)],
+            capture_output=True, text=True, timeout=900,
+            env={**os.environ, sources.LOCAL_CONFIG_ENV: str(local), "REPLAY_RECORDED": str(RECORDED / "recorded")},
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return set(re.findall(r"^(?:local)?rule (\w+):$", done.stdout + done.stderr, re.M))
+
+    assert snakemake_run() == {"build_shadow", "build_nwaku", "render", "simulate"}
+    assert snakemake_run("-n", "--forcerun", "build_shadow", "build_nwaku") == {"build_shadow", "build_nwaku"}
