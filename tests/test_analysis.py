@@ -8,7 +8,7 @@ from collections import Counter
 from recorded import RUNS, parsed_copies, raw_first_hops, raw_records
 
 from waku_shadow import layout
-from waku_shadow.analyse import gossip, hops, residuals, study_tables
+from waku_shadow.analyse import bandwidth, gossip, hops, residuals, study_tables
 from waku_shadow.paper import compare
 
 
@@ -103,3 +103,21 @@ def test_relay_copies_count_what_relays_sent_of_measured_messages(tmp_path, run)
                         if r["msg_hash"] in publisher and host != publisher[r["msg_hash"]])
     (copy,) = parsed_copies([run], tmp_path)
     assert study_tables.run_metrics(copy)["relay_copies"] == pytest.approx(sum(per_relay.values()) / len(per_relay))
+
+
+def test_one_way_copies_are_pushes_to_a_peer_that_pushed_on_before_and_sent_nothing_back():
+    """p publishes to a and b. b pushes to d at once; a, later, pushes to b and c. b had pushed on before
+    a had the message and pushes a nothing (b has not a in its mesh, a has b): a's copy to b is one-way.
+    Then b's push reaches a too (no one-way copy), or b sends a a copy later, an IWANT reply (still one)."""
+    ms = 1_000_000
+    receipts = pd.DataFrame({"msg_hash": ["m"] * 4, "publisher": ["p"] * 4, "warmup": [False] * 4,
+                             "receiver": ["a", "b", "c", "d"], "received_ns": [90 * ms, 10 * ms, 100 * ms, 20 * ms]})
+    sends = pd.DataFrame({"msg_hash": ["m"] * 6, "sender": ["p", "p", "a", "a", "b", "c"],
+                          "to_host": ["a", "b", "b", "c", "d", "d"],
+                          "sent_ns": [0, 0, 90 * ms, 90 * ms, 10 * ms, 100 * ms]})
+    assert bandwidth.one_way_copies(sends, receipts, receipts) == 1.0
+    b_to_a = {"msg_hash": ["m"], "sender": ["b"], "to_host": ["a"]}
+    pushed_back = pd.concat([sends, pd.DataFrame({**b_to_a, "sent_ns": [10 * ms]})])
+    assert bandwidth.one_way_copies(pushed_back, receipts, receipts) == 0.0
+    sent_back_later = pd.concat([sends, pd.DataFrame({**b_to_a, "sent_ns": [500 * ms]})])
+    assert bandwidth.one_way_copies(sent_back_later, receipts, receipts) == 1.0

@@ -26,6 +26,28 @@ def relay_copies(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
     return float(relayed.groupby(["sender", "msg_hash"]).size().mean())
 
 
+def one_way_copies(sends: pd.DataFrame, receipts: pd.DataFrame, measured: pd.DataFrame) -> float:
+    """The copies per measured message that a relay pushes to a peer which had pushed the message on
+    before the relay got it and pushes the relay nothing: the peer has the relay in its mesh, the relay
+    not the peer (one-way mesh links, as gossipsub's rebalance leaves them; nwaku patch 0014).
+
+    A push is a copy sent in the instant its sender first sent the message (a mesh peer's eager
+    forward, not a later reply to IWANT); the publisher's own copies are left out."""
+    publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
+    sends = sends[sends["msg_hash"].isin(publisher.index)]
+    first_sent = sends.groupby(["sender", "msg_hash"])["sent_ns"].transform("min")
+    pushes = sends.loc[sends["sent_ns"] == first_sent, ["sender", "to_host", "msg_hash", "sent_ns"]]
+    relayed = pushes[pushes["sender"] != pushes["msg_hash"].map(publisher)]
+    peer_pushed = pushes.groupby(["sender", "msg_hash"])["sent_ns"].min().rename("peer_pushed_ns")
+    received = receipts.set_index(["receiver", "msg_hash"])["received_ns"]
+    copies = (relayed.join(received, on=["sender", "msg_hash"])
+              .join(peer_pushed, on=["to_host", "msg_hash"])
+              .merge(pushes[["sender", "to_host", "msg_hash"]].rename(columns={"sender": "to_host", "to_host": "sender"})
+                     .assign(pushed_back=True), on=["sender", "to_host", "msg_hash"], how="left"))
+    one_way = (copies["peer_pushed_ns"] < copies["received_ns"]) & copies["pushed_back"].isna()
+    return float(one_way.sum() / len(publisher))
+
+
 def withheld_copies(withheld: pd.DataFrame, measured: pd.DataFrame) -> float:
     """The copies relays left unsent per measured message, because the peer had said IDONTWANT
     or IMRECEIVING (nwaku patch 0016's lines)."""

@@ -18,7 +18,7 @@ from waku_shadow.run.run_stats import read_stats
 
 LATENCY_METRICS = ["latency_min_ms", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_max_ms", "hops_mean",
                    "hops_max", "gossip_only_receivers", "delivery", "delivery_when_up"]
-TRAFFIC_METRICS = ["relay_copies", "withheld_copies", "messages_published", "payload_bytes", "net_bytes",
+TRAFFIC_METRICS = ["relay_copies", "one_way_copies", "withheld_copies", "messages_published", "payload_bytes", "net_bytes",
                    "net_bytes_per_message", "amplification", "duplicates_per_receiver", "publisher_busy_ms"]
 COST_METRICS = ["wall_s", "peak_memory_gib"]
 
@@ -43,6 +43,7 @@ def run_metrics(run_dir: Path) -> dict:
     study = loader.load(run_dir / layout.RUN_CONFIG)
     receipts = pd.read_parquet(run_dir / layout.RECEIPTS)
     measured = stats.measured(receipts)
+    sends = pd.read_parquet(run_dir / layout.SENDS)
     latency = measured["latency_ms"]
     cost = read_stats(run_dir)
     row = {
@@ -58,7 +59,8 @@ def run_metrics(run_dir: Path) -> dict:
         "hops_mean": measured["hop"].mean(),
         "hops_max": measured["hop"].max(),
         "gossip_only_receivers": len(gossip.gossip_only_receivers(run_dir)),
-        "relay_copies": bandwidth.relay_copies(pd.read_parquet(run_dir / layout.SENDS), measured),
+        "relay_copies": bandwidth.relay_copies(sends, measured),
+        "one_way_copies": bandwidth.one_way_copies(sends, receipts, measured),
         "withheld_copies": withheld_copies(run_dir, measured),
         **delivery(run_dir),
         "wall_s": cost.wall_seconds,

@@ -229,7 +229,7 @@ def sweeps(gathered: list[study_runs.StudyRuns]) -> Block:
     return parts or None
 
 
-COMPARED_METRICS = {"delivery": "{:.2%}", "relay_copies": "{:.2f}", "amplification": "{:.2f}",
+COMPARED_METRICS = {"delivery": "{:.2%}", "relay_copies": "{:.2f}", "one_way_copies": "{:.0f}", "amplification": "{:.2f}",
                     "net_bytes_per_message": "{:,.0f}", "wall_s": "{:.0f}", "peak_memory_gib": "{:.1f}"}
 
 
