@@ -6,10 +6,11 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import CONFIGS, drawn
-from recorded import RUN_2KB, parsed_copies
+from conftest import CONFIGS, RECORDED, drawn
+from recorded import CASCADE_RUNS, RUN_2KB, parsed_copies
 
-from waku_shadow import layout
+from waku_shadow import cli, layout
+from waku_shadow.analyse import study_tables
 from waku_shadow.cost import bench, cost_model
 from waku_shadow.errors import RunError
 
@@ -127,6 +128,22 @@ def test_receipts_of_two_runs_are_compared_one_by_one(run_dir, tmp_path):
     sends.to_parquet(slower / "sends.parquet")
     text = bench.to_text([bench.measure(run_dir, "a"), bench.measure(run_dir, "b")], bench.compare_receipts(run_dir, slower))
     assert "a different distribution" in text
+
+
+def test_two_runs_with_a_packet_capture_are_compared_by_their_bytes_too(run_dir, tmp_path):
+    (captured,) = parsed_copies([CASCADE_RUNS[0]], tmp_path)
+    assert cli.main(["traffic", "--run-dir", str(captured)]) == 0
+    compared = bench.compare_receipts(captured, captured)
+    expected = study_tables.run_metrics(captured)["net_bytes_per_message"]
+    assert compared["bytes_per_message"] == [expected, expected] and expected > 0
+    text = bench.to_text([bench.measure(captured, "a"), bench.measure(captured, "b")], compared)
+    assert f"bytes on the wire per message: {expected / 1e6:.2f} -> {expected / 1e6:.2f} MB" in text
+    uncaptured = bench.to_text([bench.measure(run_dir, "a")] * 2, bench.compare_receipts(run_dir, run_dir))
+    assert "bytes on the wire: not measured (a run without shadow.traffic_capture)" in uncaptured
+    # with a capture the benchmark asks the workflow for the traffic tables as well
+    files = bench.config_files(str(RECORDED / "recorded-cascade.yaml"))
+    command, run = bench.workflow_command(files, "2 KB", tmp_path / "results", cores=2)
+    assert str(run / layout.AMPLIFICATION) in command
 
 
 def test_scaling_fits_a_power_law_for_time_and_a_line_for_memory():

@@ -22,7 +22,7 @@ import scipy.stats
 import yaml
 
 from waku_shadow import checkout, layout
-from waku_shadow.analyse import stats
+from waku_shadow.analyse import bandwidth, stats
 from waku_shadow.configuration import loader, units
 from waku_shadow.configuration.study import merge
 from waku_shadow.errors import RunError
@@ -142,7 +142,16 @@ def compare_receipts(first_run: Path, second_run: Path) -> dict:
         "latency_ks": float(distance.statistic),
         "latency_ks_pvalue": float(distance.pvalue),
         "copies_sent": [len(pd.read_parquet(run / layout.SENDS)) for run in (first_run, second_run)],
+        "bytes_per_message": [bytes_per_message(run) for run in (first_run, second_run)],
     }
+
+
+def bytes_per_message(run_dir: Path) -> float | None:
+    """The bytes all nodes sent and received per message (bandwidth.run_cost), for a run with a
+    packet capture (shadow.traffic_capture); None for one without."""
+    if not (run_dir / layout.AMPLIFICATION).exists():
+        return None
+    return bandwidth.run_cost(run_dir, loader.load(run_dir / layout.RUN_CONFIG))["net_bytes_per_message"]
 
 
 def workflow_command(
@@ -163,8 +172,10 @@ def workflow_command(
     results_dir.mkdir(parents=True, exist_ok=True)
     overrides_file = results_dir / "bench-overrides.yaml"
     overrides_file.write_text(yaml.safe_dump({**overrides, "resources": {"results_dir": str(results_dir)}}))
+    # with a packet capture, the traffic rule too: the bytes each message cost
+    targets = [run_dir / layout.VALIDATION] + ([run_dir / layout.AMPLIFICATION] if study.traffic_capture else [])
     command = [
-        sys.executable, "-m", "snakemake", "--cores", str(cores), str(run_dir / layout.VALIDATION),
+        sys.executable, "-m", "snakemake", "--cores", str(cores), *map(str, targets),
         "--configfile", *map(str, files), str(overrides_file),
     ]
     return command, run_dir
@@ -239,6 +250,9 @@ def to_text(rows: list[dict], receipts: dict | None = None) -> str:
             f"mean {receipts['mean_latency_ms'][0]:.1f} -> {receipts['mean_latency_ms'][1]:.1f} ms"
             f"\ncopies sent: {receipts['copies_sent'][0]} -> {receipts['copies_sent'][1]}"
         )
+        sent = receipts["bytes_per_message"]
+        text += (f"\nbytes on the wire per message: {sent[0] / 1e6:.2f} -> {sent[1] / 1e6:.2f} MB" if None not in sent
+                 else "\nbytes on the wire: not measured (a run without shadow.traffic_capture)")
     return text
 
 
