@@ -26,12 +26,15 @@ def write_executable(path, text):
     path.chmod(0o755)
 
 
+# Shadow's stand-in: replays the recorded real runs
+REPLAY_SHADOW = f'#!/bin/sh\nexec "{sys.executable}" "{REPO / "tests" / "stand_ins" / "replay_shadow.py"}" "$@"\n'
+
+
 def write_stand_ins(workdir, bin_dir: str) -> None:
     """Shadow, wakunode2 and curl stand-ins in ``workdir/bin_dir``, and a local config naming them by
     ``bin_dir``'s path (relative to workdir when it is relative)."""
     (workdir / bin_dir).mkdir()
-    replay = REPO / "tests" / "stand_ins" / "replay_shadow.py"
-    write_executable(workdir / bin_dir / "shadow", f'#!/bin/sh\nexec "{sys.executable}" "{replay}" "$@"\n')
+    write_executable(workdir / bin_dir / "shadow", REPLAY_SHADOW)
     write_executable(workdir / bin_dir / "wakunode2", "#!/bin/sh\necho 'version / git commit hash: v0.37.1-beta (stand-in)'\n")
     write_executable(workdir / bin_dir / "curl", "#!/bin/sh\necho 'curl 8 (stand-in)'\n")
     local = {
@@ -53,10 +56,10 @@ def workdir(tmp_path_factory):
     return workdir
 
 
-def snakemake(workdir, *args, study=STUDY):
+def snakemake(workdir, *args, study=STUDY, snakefile=REPO / "Snakefile"):
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-         "--cores", "2", "--configfile", str(study), *args],
+        [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
+         "--cores", "2", *args, "--configfile", str(study)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -137,31 +140,23 @@ def test_rebuilding_shadow_and_nwaku_in_their_folders_reruns_no_run(tmp_path):
     workflow.mkdir()
     shutil.copy(REPO / "Snakefile", workflow)
     shutil.copytree(REPO / "rules", workflow / "rules")
-    replay = REPO / "tests" / "stand_ins" / "replay_shadow.py"
     # stand-ins for the build scripts: each leaves its binary where the real one would
     (workflow / "scripts").mkdir()
     write_executable(workflow / "scripts" / "build_shadow.sh",
-                     f'#!/bin/sh\nmkdir -p "$3/bin"\nprintf \'#!/bin/sh\\nexec "{sys.executable}" "{replay}" "$@"\\n\''
-                     ' > "$3/bin/shadow"\nchmod +x "$3/bin/shadow"\n')
+                     f'#!/bin/sh\nmkdir -p "$3/bin"\ncat > "$3/bin/shadow" <<"EOF"\n{REPLAY_SHADOW}EOF\nchmod +x "$3/bin/shadow"\n')
     write_executable(workflow / "scripts" / "build_nwaku.sh",
                      '#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in *.patch) break ;; esac; out=$1; shift; done\n'
                      "printf '#!/bin/sh\\necho \"version / git commit hash: v0.37.1-beta (stand-in)\"\\n' > \"$out/wakunode2\"\n"
                      'chmod +x "$out/wakunode2"\n')
     write_executable(tmp_path / "curl", "#!/bin/sh\necho 'curl 8 (stand-in)'\n")
-    local = tmp_path / "local.yaml"
-    local.write_text(yaml.safe_dump({"stack": {"curl": str(tmp_path / "curl")}, "resources": {
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump({"stack": {"curl": str(tmp_path / "curl")}, "resources": {
         "memory_floor": "1 GiB", "build_dir": str(tmp_path / "build")}}))
     stats = str(layout.run_dir(Path("results") / "recorded", "n16-size2000B-seed11") / layout.RUN_STATS)
 
-    def snakemake_run(*args):
-        done = subprocess.run(
-            [sys.executable, "-m", "snakemake", "--snakefile", str(workflow / "Snakefile"), "--directory",
-             str(tmp_path), "--cores", "1", stats, *args, "--configfile", str(STUDY)],
-            capture_output=True, text=True, timeout=900,
-            env={**os.environ, sources.LOCAL_CONFIG_ENV: str(local), "REPLAY_RECORDED": str(RECORDED / "recorded")},
-        )
+    def rules_run(*args):
+        done = snakemake(tmp_path, stats, *args, snakefile=workflow / "Snakefile")
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         return set(re.findall(r"^(?:local)?rule (\w+):$", done.stdout + done.stderr, re.M))
 
-    assert snakemake_run() == {"build_shadow", "build_nwaku", "render", "simulate"}
-    assert snakemake_run("-n", "--forcerun", "build_shadow", "build_nwaku") == {"build_shadow", "build_nwaku"}
+    assert rules_run() == {"build_shadow", "build_nwaku", "render", "simulate"}
+    assert rules_run("-n", "--forcerun", "build_shadow", "build_nwaku") == {"build_shadow", "build_nwaku"}

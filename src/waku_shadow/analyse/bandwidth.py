@@ -35,13 +35,12 @@ def one_way_copies(sends: pd.DataFrame, receipts: pd.DataFrame, measured: pd.Dat
     forward, not a later reply to IWANT); the publisher's own copies are left out."""
     publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
     sends = sends[sends["msg_hash"].isin(publisher.index)]
-    first_sent = sends.groupby(["sender", "msg_hash"])["sent_ns"].transform("min")
-    pushes = sends.loc[sends["sent_ns"] == first_sent, ["sender", "to_host", "msg_hash", "sent_ns"]]
+    first_sent = sends.groupby(["sender", "msg_hash"])["sent_ns"].min().rename("first_sent_ns")
+    pushes = sends.join(first_sent, on=["sender", "msg_hash"]).query("sent_ns == first_sent_ns")
     relayed = pushes[pushes["sender"] != pushes["msg_hash"].map(publisher)]
-    peer_pushed = pushes.groupby(["sender", "msg_hash"])["sent_ns"].min().rename("peer_pushed_ns")
     received = receipts.set_index(["receiver", "msg_hash"])["received_ns"]
     copies = (relayed.join(received, on=["sender", "msg_hash"])
-              .join(peer_pushed, on=["to_host", "msg_hash"])
+              .join(first_sent.rename("peer_pushed_ns"), on=["to_host", "msg_hash"])
               .merge(pushes[["sender", "to_host", "msg_hash"]].rename(columns={"sender": "to_host", "to_host": "sender"})
                      .assign(pushed_back=True), on=["sender", "to_host", "msg_hash"], how="left"))
     one_way = (copies["peer_pushed_ns"] < copies["received_ns"]) & copies["pushed_back"].isna()
