@@ -1,6 +1,11 @@
-# Shadow and nwaku at their pinned tags, unless local.yaml names installed ones.
+# Shadow and nwaku at their pinned tags, unless local.yaml names installed ones. A build folder is
+# named after everything that makes the build (tag, patches, flags), so once its files are there it is
+# final: its rule is left out, and a change to the rule's own command or to a machine setting that
+# is no part of the name (path_prepend, a source tree's path) rebuilds nothing. (Snakemake would
+# otherwise rerun the build for that change and, behind an `ancient` input, drop every run it feeds,
+# even a run not made yet: the study would end after the build.) Delete a folder to rebuild it.
 
-if not STUDY.stack.shadow_binary:
+if not STUDY.stack.shadow_binary and not finished_build(SHADOW):
 
     rule build_shadow:
         input:
@@ -37,7 +42,7 @@ if STUDY.stack.nwaku_binary:
             "waku-shadow identify-nwaku --prebuilt --binary {input} --tag {params.tag}"
             " --built-from 'prebuilt: {input}' --out {output} 2> {log}"
 
-else:
+elif not finished_build(WAKUNODE2, NWAKU_IDENTITY):
 
     rule build_nwaku:
         input:

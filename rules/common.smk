@@ -38,9 +38,17 @@ NWAKU_IDENTITY = str(NWAKU_DIR / builds.IDENTITY)
 
 def built(path):
     """A binary as the runs' input. One this workflow builds lives in a folder named after what makes it
-    (tag, patches, flags), so a rebuild there, say after a change to the build rule's own command, does
-    not make the runs made with it stale; one configured by path is compared by its time, as any input."""
-    return path if path in (STUDY.stack.shadow_binary, STUDY.stack.nwaku_binary) else ancient(path)
+    (tag, patches, flags), so its time says nothing the name does not: `ancient`. One configured by
+    path, and the identity of a prebuilt wakunode2 (one folder for any binary), are compared by their
+    times, as any input: another binary reruns the runs."""
+    workflow_built = path not in (STUDY.stack.shadow_binary, STUDY.stack.nwaku_binary) and not (
+        STUDY.stack.nwaku_binary and path == NWAKU_IDENTITY
+    )
+    return ancient(path) if workflow_built else path
+
+
+def finished_build(*files):
+    return all(Path(f).exists() for f in files)
 
 
 COST_LAW = cost_model.read()

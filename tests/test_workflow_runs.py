@@ -116,6 +116,24 @@ def test_machine_settings_rerun_nothing(workdir, tmp_path):
     assert "Nothing to be done" in done.stdout + done.stderr
 
 
+def test_another_prebuilt_wakunode2_reruns_every_run(workdir, tmp_path):
+    local = yaml.safe_load((workdir / "local.yaml").read_text())
+    write_executable(workdir / "bin" / "other-wakunode2", "#!/bin/sh\necho 'version / git commit hash: v0.38.1 (stand-in)'\n")
+    local["stack"]["nwaku"]["binary"] = "bin/other-wakunode2"
+    changed = tmp_path / "local.yaml"
+    changed.write_text(yaml.safe_dump(local))
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+         "-n", "--cores", "2", "--configfile", str(STUDY)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(changed), "REPLAY_RECORDED": str(RECORDED / "recorded")},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    planned = re.findall(r"^(?:local)?rule (\w+):$", done.stdout, re.M)
+    assert planned.count("identify_prebuilt_nwaku") == 1
+    assert planned.count("render") == planned.count("simulate") == 2  # not only the identity
+
+
 def test_a_study_key_reruns_exactly_the_runs_it_changes(workdir, tmp_path):
     study = yaml.safe_load(STUDY.read_text())
     study["rln"] = {"verification": "20 ms"}  # every run
@@ -134,8 +152,10 @@ def test_a_study_key_reruns_exactly_the_runs_it_changes(workdir, tmp_path):
 
 
 def test_rebuilding_shadow_and_nwaku_in_their_folders_reruns_no_run(tmp_path):
-    """A build's folder is named after what makes it, so rebuilding it there (Snakemake reruns a build rule
-    whose command changed) leaves the runs made with it as they are."""
+    """A build's folder is named after what makes it, so a change to the build rule that leaves the name
+    as it is (a machine's PATH for the build) rebuilds nothing and leaves the runs made with the build as
+    they are, while a run not made yet is made (rather than dropped behind a rebuild, as Snakemake does
+    with a job it reruns for its params and an `ancient` input)."""
     workflow = tmp_path / "workflow"
     workflow.mkdir()
     shutil.copy(REPO / "Snakefile", workflow)
@@ -149,14 +169,19 @@ def test_rebuilding_shadow_and_nwaku_in_their_folders_reruns_no_run(tmp_path):
                      "printf '#!/bin/sh\\necho \"version / git commit hash: v0.37.1-beta (stand-in)\"\\n' > \"$out/wakunode2\"\n"
                      'chmod +x "$out/wakunode2"\n')
     write_executable(tmp_path / "curl", "#!/bin/sh\necho 'curl 8 (stand-in)'\n")
-    (tmp_path / "local.yaml").write_text(yaml.safe_dump({"stack": {"curl": str(tmp_path / "curl")}, "resources": {
-        "memory_floor": "1 GiB", "build_dir": str(tmp_path / "build")}}))
-    stats = str(layout.run_dir(Path("results") / "recorded", "n16-size2000B-seed11") / layout.RUN_STATS)
+    local = {"stack": {"curl": str(tmp_path / "curl")}, "resources": {"memory_floor": "1 GiB", "build_dir": str(tmp_path / "build")}}
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump(local))
 
-    def rules_run(*args):
+    def rules_run(size, *args):
+        stats = str(layout.run_dir(Path("results") / "recorded", f"n16-size{size}B-seed11") / layout.RUN_STATS)
         done = snakemake(tmp_path, stats, *args, snakefile=workflow / "Snakefile")
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         return set(re.findall(r"^(?:local)?rule (\w+):$", done.stdout + done.stderr, re.M))
 
-    assert rules_run() == {"build_shadow", "build_nwaku", "render", "simulate"}
-    assert rules_run("-n", "--forcerun", "build_shadow", "build_nwaku") == {"build_shadow", "build_nwaku"}
+    assert rules_run(2000) == {"build_shadow", "build_nwaku", "render", "simulate"}
+    local["stack"]["nwaku"] = {"path_prepend": [str(tmp_path)]}  # a param of the build rule, not in the folder's name
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump(local))
+    assert rules_run(2000, "-n") == set()
+    assert rules_run(100000, "-n") == {"render", "simulate"}
+    shutil.rmtree(tmp_path / "build" / "nwaku")  # deleted: built again, and the runs made with it again
+    assert rules_run(2000, "-n") == {"build_nwaku", "render", "simulate"}
