@@ -32,7 +32,7 @@ FROM scratch AS ca-certificates
 FROM debian:${DEBIAN} AS build
 ARG SHADOW_TAG=v3.3.0
 # any folder of nwaku-patches/; master-<commit> installs its own Nim and nimble packages at build time
-ARG NWAKU_TAG=v0.37.1-beta
+ARG NWAKU_TAG=v0.38.1
 ARG NIM_TAG=v2.2.6
 ARG RUST_TOOLCHAIN=1.90
 ARG GITHUB_MIRROR=
@@ -82,7 +82,7 @@ RUN source=; if [ -e /src/nwaku/.git ]; then source=/src/nwaku; \
 
 
 FROM debian:${DEBIAN}
-ARG NWAKU_TAG=v0.37.1-beta
+ARG NWAKU_TAG=v0.38.1
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates curl git python3 python3-venv libglib2.0-0 procps \
     && rm -rf /var/lib/apt/lists/*
@@ -97,8 +97,10 @@ RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir -e ".[
 ENV PATH=/opt/venv/bin:/opt/shadow/bin:$PATH
 
 # The image's machine config, and its wakunode2 where the workflow's build rule would have
-# put it, with its identity (tag, patch hashes, make flags), so nothing is rebuilt.
+# put it, with its identity (tag, patch hashes, make flags), so nothing is rebuilt. The tag is the
+# image's, so a study that names no release runs the one built here.
 RUN printf '%s\n' 'stack:' '  shadow:' '    binary: /opt/shadow/bin/shadow' '  nwaku:' \
+      "    tag: ${NWAKU_TAG}" \
       '    make_flags: [USE_SYSTEM_NIM=1, NIMFLAGS=-d:disableMarchNative]' > local.yaml \
     && waku-shadow adopt-nwaku --binary /opt/nwaku/wakunode2 \
          --built-from "https://github.com/waku-org/nwaku.git ${NWAKU_TAG}, built in the image's build stage"

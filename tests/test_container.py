@@ -10,6 +10,8 @@ import subprocess
 import pytest
 from conftest import REPO
 
+from waku_shadow.configuration import schema
+
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 IMAGE = "waku-shadow"
 # what this host's engine needs besides, e.g. "--runtime runc" in a sandbox (docs/running.md)
@@ -29,6 +31,13 @@ def test_what_the_dockerfile_copies_from_the_project_exists():
     for sources in re.findall(r"^COPY (?!--from)(.+) \S+$", DOCKERFILE, re.M):
         for source in sources.split():
             assert source == "." or list(REPO.glob(source)), source
+
+
+def test_the_image_builds_the_default_release_and_runs_it():
+    default_tag = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]["tag"]
+    assert set(re.findall(r"^ARG NWAKU_TAG=(\S+)$", DOCKERFILE, re.M)) == {default_tag}
+    # the image's local.yaml names the tag it built, which adopt-nwaku installs and the studies run
+    assert '"    tag: ${NWAKU_TAG}"' in DOCKERFILE
 
 
 def run_in_image(engine: str, *command: str, timeout: int) -> subprocess.CompletedProcess:
