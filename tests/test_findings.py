@@ -193,7 +193,15 @@ def test_a_study_compared_with_another_shows_both_per_size(results):
         assert cli.main(["summarize", "--study-config", str(study_dir / layout.STUDY_CONFIG), "--out", str(study_dir),
                          "--runs", *map(str, runs)]) == 0
         assert cli.main(["analyse", "--study-dir", str(study_dir), "--runs", *map(str, runs), *other]) == 0
+    # receipt by receipt: one receipt a nanosecond later, another from another parent
+    receipts_path = compared / layout.RUNS / RUN_2KB.name / layout.RECEIPTS
+    receipts = pd.read_parquet(receipts_path)
+    receipts.loc[0, "received_ns"] += 1
+    receipts.loc[1, "from_host"] = "another-parent"
+    receipts.to_parquet(receipts_path)
     section = docs_tables.tables(results, REPO / "bench")["comparisons"]["recorded-compared"]
+    kept = (len(receipts) - 1) / len(receipts)
+    assert f"| 2 KB | 1 | {kept:.1%} | {kept:.1%} |" in section.splitlines()
     assert section.startswith("**recorded-compared** beside recorded-2kb (n16-size2000B-seed11, n16-size100000B-seed11):")
     latencies = measured_latencies(RUN_2KB)
     same = (latencies.min(), latencies.mean(), np.percentile(latencies, 95), latencies.max())

@@ -126,23 +126,31 @@ def compare_receipts(first_run: Path, second_run: Path) -> dict:
     """
     first = pd.read_parquet(first_run / layout.RECEIPTS)
     second = pd.read_parquet(second_run / layout.RECEIPTS)
-    both = first.merge(second, on=["msg_hash", "receiver"], suffixes=("_first", "_second"))
-    difference = (both["received_ns_second"] - both["received_ns_first"]).abs() / 1e6
     # two builds give different receipts; whether their latencies differ beyond chance is the test's p-value
     distance = scipy.stats.ks_2samp(stats.measured(first)["latency_ms"], stats.measured(second)["latency_ms"])
     return {
         "receipts_first": len(first),
         "receipts_second": len(second),
-        "receipts_in_both": len(both),
-        "identical_share": float((difference == 0).mean()),
-        "same_parent_share": float((both["from_host_first"] == both["from_host_second"]).mean()),
-        "median_abs_difference_ms": float(difference.median()),
-        "max_abs_difference_ms": float(difference.max()),
+        **receipt_agreement(first, second),
         "mean_latency_ms": [float(first["latency_ms"].mean()), float(second["latency_ms"].mean())],
         "latency_ks": float(distance.statistic),
         "latency_ks_pvalue": float(distance.pvalue),
         "copies_sent": [len(pd.read_parquet(run / layout.SENDS)) for run in (first_run, second_run)],
         "bytes_per_message": [bytes_per_message(run) for run in (first_run, second_run)],
+    }
+
+
+def receipt_agreement(first: pd.DataFrame, second: pd.DataFrame) -> dict:
+    """The receipts (a message at a receiver) two runs both have: how many, the share at the same
+    nanosecond, the share from the same parent, and how far apart the others are."""
+    both = first.merge(second, on=["msg_hash", "receiver"], suffixes=("_first", "_second"))
+    difference = (both["received_ns_second"] - both["received_ns_first"]).abs() / 1e6
+    return {
+        "receipts_in_both": len(both),
+        "identical_share": float((difference == 0).mean()),
+        "same_parent_share": float((both["from_host_first"] == both["from_host_second"]).mean()),
+        "median_abs_difference_ms": float(difference.median()),
+        "max_abs_difference_ms": float(difference.max()),
     }
 
 

@@ -25,7 +25,7 @@ from waku_shadow import layout
 from waku_shadow.analyse import hops, load_study, stats, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration.units import human_size
-from waku_shadow.cost import cost_model, profile
+from waku_shadow.cost import bench, cost_model, profile
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare, published
 from waku_shadow.paper.study_results import StudyResults
@@ -257,8 +257,34 @@ def comparisons(gathered: list[study_runs.StudyRuns], results_of: dict[str, Stud
                 + written.compared(table, other).markdown())
         if g.study.name in results_of and other in results_of:
             text += "\n" + compared_metrics(results_of[g.study.name].runs, results_of[other].runs, other)
+        theirs = next((o for o in gathered if o.study.name == other), None)
+        if theirs is not None and (agreement := receipts_agreement(g, theirs)):
+            text += "\n" + agreement
         parts[g.study.name] = text
     return parts or None
+
+
+def receipts_agreement(ours: study_runs.StudyRuns, theirs: study_runs.StudyRuns) -> str | None:
+    """The runs both studies validated (the same network, seed and schedule), receipt by receipt:
+    per size, the share of receipts at the same nanosecond and from the same parent (mean over
+    seeds, their range when several)."""
+    their_runs = set(theirs.validated_states["run"])
+    rows = []
+    for size_bytes, at_size in ours.validated_states[ours.validated_states["run"].isin(their_runs)].groupby("size_bytes"):
+        shares = pd.DataFrame([bench.receipt_agreement(pd.read_parquet(layout.run_dir(theirs.study_dir, run) / layout.RECEIPTS),
+                                                       pd.read_parquet(layout.run_dir(ours.study_dir, run) / layout.RECEIPTS))
+                               for run in at_size["run"]])
+
+        def cell(column: str) -> str:
+            values = shares[column]
+            text = f"{values.mean():.1%}"
+            return text + (f" ({values.min():.1%}–{values.max():.1%})" if len(values) > 1 else "")
+
+        rows.append([human_size(int(size_bytes)), str(len(shares)), cell("identical_share"), cell("same_parent_share")])
+    if not rows:
+        return None
+    return written.table(rows, ["size", "runs in both", "receipts identical to the nanosecond", "from the same parent"],
+                         "lrrr").markdown()
 
 
 # the features block's columns: (metric, heading, form, scale); the latencies give the seeds' range too
