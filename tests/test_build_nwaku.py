@@ -12,11 +12,11 @@ import pytest
 from conftest import REPO
 
 from waku_shadow import checkout
-from waku_shadow.configuration import sources
+from waku_shadow.configuration import schema, sources
 from waku_shadow.stack import builds
 
 SCRIPT = REPO / "scripts" / "build_nwaku.sh"
-TAG = "v0.37.1-beta"
+TAG = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]["tag"]  # the release a study builds unless told
 # wakunode2 prints the relay source, the vendored library and the Nim flags it was built with; the build
 # prints the Nim lib file a Nim patch changes, when it is given a lib folder
 MAKEFILE = """wakunode2:
@@ -108,7 +108,7 @@ def test_a_missing_source_value_is_a_usage_error(tmp_path):
 STAND_IN = """#!/bin/sh
 for argument in "$@"; do printf '%s\\n' "$argument"; done > "$(dirname "$0")/arguments"
 while [ $# -gt 0 ]; do case $1 in *.patch) break ;; esac; out=$1; shift; done
-printf '#!/bin/sh\\necho "nwaku v0.37.1-beta (stand-in)"\\n' > "$out/wakunode2"
+printf '#!/bin/sh\\necho "nwaku (stand-in)"\\n' > "$out/wakunode2"
 chmod +x "$out/wakunode2"
 """
 
