@@ -56,14 +56,15 @@ def workdir(tmp_path_factory):
     return workdir
 
 
-def snakemake(workdir, *args, study=STUDY, snakefile=REPO / "Snakefile"):
+def snakemake(workdir, *args, study=STUDY, snakefile=REPO / "Snakefile", local=None):
+    """The workflow in workdir, with its local.yaml or the local config given."""
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
          "--cores", "2", *args, "--configfile", str(study)],
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(workdir / "local.yaml"),
+        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(local or workdir / "local.yaml"),
              "REPLAY_RECORDED": str(RECORDED / "recorded")},
     )
 
@@ -106,12 +107,7 @@ def test_machine_settings_rerun_nothing(workdir, tmp_path):
     local["stack"]["curl"] = "bin/other-curl"
     changed = tmp_path / "local.yaml"
     changed.write_text(yaml.safe_dump(local))
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-         "-n", "--cores", "2", "--configfile", str(STUDY)],
-        capture_output=True, text=True, timeout=300,
-        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(changed), "REPLAY_RECORDED": str(RECORDED / "recorded")},
-    )
+    done = snakemake(workdir, "-n", local=changed)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Nothing to be done" in done.stdout + done.stderr
 
@@ -122,12 +118,7 @@ def test_another_prebuilt_wakunode2_reruns_every_run(workdir, tmp_path):
     local["stack"]["nwaku"]["binary"] = "bin/other-wakunode2"
     changed = tmp_path / "local.yaml"
     changed.write_text(yaml.safe_dump(local))
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-         "-n", "--cores", "2", "--configfile", str(STUDY)],
-        capture_output=True, text=True, timeout=300,
-        env={**os.environ, sources.LOCAL_CONFIG_ENV: str(changed), "REPLAY_RECORDED": str(RECORDED / "recorded")},
-    )
+    done = snakemake(workdir, "-n", local=changed)
     assert done.returncode == 0, done.stderr[-3000:]
     planned = re.findall(r"^(?:local)?rule (\w+):$", done.stdout, re.M)
     assert planned.count("identify_prebuilt_nwaku") == 1
