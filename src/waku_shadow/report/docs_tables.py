@@ -274,17 +274,17 @@ def receipts_agreement(ours: study_runs.StudyRuns, theirs: study_runs.StudyRuns)
         shares = pd.DataFrame([bench.receipt_agreement(pd.read_parquet(layout.run_dir(theirs.study_dir, run) / layout.RECEIPTS),
                                                        pd.read_parquet(layout.run_dir(ours.study_dir, run) / layout.RECEIPTS))
                                for run in at_size["run"]])
-
-        def cell(column: str) -> str:
-            values = shares[column]
-            text = f"{values.mean():.1%}"
-            return text + (f" ({values.min():.1%}–{values.max():.1%})" if len(values) > 1 else "")
-
-        rows.append([human_size(int(size_bytes)), str(len(shares)), cell("identical_share"), cell("same_parent_share")])
+        rows.append([human_size(int(size_bytes)), str(len(shares)),
+                     share_over_seeds(shares["identical_share"]), share_over_seeds(shares["same_parent_share"])])
     if not rows:
         return None
     return written.table(rows, ["size", "runs in both", "receipts identical to the nanosecond", "from the same parent"],
                          "lrrr").markdown()
+
+
+def share_over_seeds(shares: pd.Series) -> str:
+    text = f"{shares.mean():.1%}"
+    return text + (f" ({shares.min():.1%}–{shares.max():.1%})" if len(shares) > 1 else "")
 
 
 # the features block's columns: (metric, heading, form, scale); the latencies give the seeds' range too
