@@ -36,15 +36,15 @@ else:
 NWAKU_IDENTITY = str(NWAKU_DIR / builds.IDENTITY)
 
 
+# compared by their times, as any input: a binary local.yaml names, and a prebuilt wakunode2's identity
+# (one folder for any binary), so that another binary reruns the runs
+CONFIGURED_BUILDS = {STUDY.stack.shadow_binary, STUDY.stack.nwaku_binary} | ({NWAKU_IDENTITY} if STUDY.stack.nwaku_binary else set())
+
+
 def built(path):
     """A binary as the runs' input. One this workflow builds lives in a folder named after what makes it
-    (tag, patches, flags), so its time says nothing the name does not: `ancient`. One configured by
-    path, and the identity of a prebuilt wakunode2 (one folder for any binary), are compared by their
-    times, as any input: another binary reruns the runs."""
-    workflow_built = path not in (STUDY.stack.shadow_binary, STUDY.stack.nwaku_binary) and not (
-        STUDY.stack.nwaku_binary and path == NWAKU_IDENTITY
-    )
-    return ancient(path) if workflow_built else path
+    (tag, patches, flags), so its time says nothing the name does not: `ancient`."""
+    return path if path in CONFIGURED_BUILDS else ancient(path)
 
 
 def finished_build(*files):

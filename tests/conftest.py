@@ -4,12 +4,14 @@ from xml.etree import ElementTree
 
 import pytest
 
-from waku_shadow.configuration import loader
+from waku_shadow.configuration import loader, schema
 from waku_shadow.stack import shadow_options
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
 RECORDED = REPO / "tests" / "data"
+# the nwaku release a study builds when it names none
+DEFAULT_NWAKU_TAG = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]["tag"]
 
 
 def patches_missing_from(shadow) -> list[str]:

@@ -9,14 +9,14 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import DEFAULT_NWAKU_TAG, REPO
 
 from waku_shadow import checkout
-from waku_shadow.configuration import schema, sources
+from waku_shadow.configuration import sources
 from waku_shadow.stack import builds
 
 SCRIPT = REPO / "scripts" / "build_nwaku.sh"
-TAG = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]["tag"]  # the release a study builds unless told
+TAG = DEFAULT_NWAKU_TAG
 # wakunode2 prints the relay source, the vendored library and the Nim flags it was built with; the build
 # prints the Nim lib file a Nim patch changes, when it is given a lib folder
 MAKEFILE = """wakunode2:

@@ -8,9 +8,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import REPO
-
-from waku_shadow.configuration import schema
+from conftest import DEFAULT_NWAKU_TAG, REPO
 
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 IMAGE = "waku-shadow"
@@ -34,8 +32,7 @@ def test_what_the_dockerfile_copies_from_the_project_exists():
 
 
 def test_the_image_builds_the_default_release_and_runs_it():
-    default_tag = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]["tag"]
-    assert set(re.findall(r"^ARG NWAKU_TAG=(\S+)$", DOCKERFILE, re.M)) == {default_tag}
+    assert set(re.findall(r"^ARG NWAKU_TAG=(\S+)$", DOCKERFILE, re.M)) == {DEFAULT_NWAKU_TAG}
     # the image's local.yaml names the tag it built, which adopt-nwaku installs and the studies run
     assert '"    tag: ${NWAKU_TAG}"' in DOCKERFILE
 

@@ -257,22 +257,21 @@ def comparisons(gathered: list[study_runs.StudyRuns], results_of: dict[str, Stud
                 + written.compared(table, other).markdown())
         if g.study.name in results_of and other in results_of:
             text += "\n" + compared_metrics(results_of[g.study.name].runs, results_of[other].runs, other)
-        theirs = next((o for o in gathered if o.study.name == other), None)
-        if theirs is not None and (agreement := receipts_agreement(g, theirs)):
-            text += "\n" + agreement
+            if agreement := receipts_agreement(results_of[g.study.name], results_of[other]):
+                text += "\n" + agreement
         parts[g.study.name] = text
     return parts or None
 
 
-def receipts_agreement(ours: study_runs.StudyRuns, theirs: study_runs.StudyRuns) -> str | None:
+def receipts_agreement(ours: StudyResults, theirs: StudyResults) -> str | None:
     """The runs both studies validated (the same network, seed and schedule), receipt by receipt:
     per size, the share of receipts at the same nanosecond and from the same parent (mean over
     seeds, their range when several)."""
-    their_runs = set(theirs.validated_states["run"])
+    ours_by_run, theirs_by_run = ours.receipts.groupby("run"), theirs.receipts.groupby("run")
+    in_both = ours.runs[ours.runs["run"].isin(theirs.runs["run"])]
     rows = []
-    for size_bytes, at_size in ours.validated_states[ours.validated_states["run"].isin(their_runs)].groupby("size_bytes"):
-        shares = pd.DataFrame([bench.receipt_agreement(pd.read_parquet(layout.run_dir(theirs.study_dir, run) / layout.RECEIPTS),
-                                                       pd.read_parquet(layout.run_dir(ours.study_dir, run) / layout.RECEIPTS))
+    for size_bytes, at_size in in_both.groupby("size_bytes"):
+        shares = pd.DataFrame([bench.receipt_agreement(theirs_by_run.get_group(run), ours_by_run.get_group(run))
                                for run in at_size["run"]])
         rows.append([human_size(int(size_bytes)), str(len(shares)),
                      share_over_seeds(shares["identical_share"]), share_over_seeds(shares["same_parent_share"])])
