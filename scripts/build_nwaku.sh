@@ -100,7 +100,10 @@ fi
 if [ ${#patches[@]} -gt 0 ]; then
   git -C "$source" apply --check "${patches[@]}" || die "the patches do not apply to $source at $tag"
   git -C "$source" apply "${patches[@]}"
-  trap 'git -C "$source" apply -R "${patches[@]}"' EXIT
+  # reverted last first: a patch may change lines an earlier one changed
+  reversed=()
+  for patch in "${patches[@]}"; do reversed=("$patch" "${reversed[@]}"); done
+  trap 'git -C "$source" apply -R "${reversed[@]}"' EXIT
 fi
 if [ ${#nim_patches[@]} -gt 0 ]; then
   if $nimble_locked; then

@@ -97,6 +97,29 @@ def test_a_submodule_that_cannot_be_fetched_stops_the_clone_naming_it(upstream, 
     assert f"build_nwaku: the submodules of file://{upstream} at {TAG} could not all be fetched" in done.stderr
 
 
+def test_a_patch_next_to_an_earlier_patchs_change_is_reverted_too(upstream, tmp_path):
+    # like nwaku patches 0018 and 0019: the later one changes a line inside the earlier one's hunk
+    source = tmp_path / "checkout"
+    git("clone", "-q", "--recurse-submodules", str(upstream), str(source), cwd=tmp_path)
+    (source / "loop.nim").write_text("".join(f"line {n}\n" for n in range(1, 8)))
+    git("add", "loop.nim", cwd=source)
+    git("commit", "-q", "-m", "loop", cwd=source)
+    git("tag", "-f", TAG, cwd=source)
+    earlier = tmp_path / "0001-ends.patch"
+    earlier.write_text(
+        "Changes lines 2 and 6.\n\ndiff --git a/loop.nim b/loop.nim\n--- a/loop.nim\n+++ b/loop.nim\n"
+        "@@ -1,7 +1,7 @@\n line 1\n-line 2\n+line two\n line 3\n line 4\n line 5\n-line 6\n+line six\n line 7\n"
+    )
+    later = tmp_path / "0002-middle.patch"
+    later.write_text(
+        "Changes line 4.\n\ndiff --git a/loop.nim b/loop.nim\n--- a/loop.nim\n+++ b/loop.nim\n"
+        "@@ -3,3 +3,3 @@\n line 3\n-line 4\n+line four\n line 5\n"
+    )
+    done = build("--source", source, "unused-repository", TAG, tmp_path / "out", earlier, later)
+    assert done.returncode == 0, done.stderr
+    assert (source / "loop.nim").read_text() == "".join(f"line {n}\n" for n in range(1, 8))
+
+
 def test_a_missing_source_value_is_a_usage_error(tmp_path):
     done = build("--source", "", "https://github.com/waku-org/nwaku.git", TAG, tmp_path / "out")
     assert done.returncode == 2

@@ -114,6 +114,19 @@ def test_an_unknown_block_is_named(results, tmp_path):
     assert "tabel5" in doc.read_text()
 
 
+def test_only_the_named_tables_are_written(results, tmp_path):
+    doc = tmp_path / "cost.md"
+    doc.write_text("<!-- generated: runs -->\nold runs\n<!-- /generated -->\n<!-- generated: bench -->\nold bench\n<!-- /generated -->\n")
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--bench", str(REPO / "bench"), "--only", "bench"]) == 0
+    text = doc.read_text()
+    assert "old runs" in text and "old bench" not in text and "| started (UTC) |" in text
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--only", "bnech"]) == 1
+
+
+def test_the_paper_rounds_table_is_kept_without_a_study_of_the_papers_network(results):
+    assert docs_tables.tables(results, REPO / "bench")["paper-rounds"] is None  # 16 nodes, not the paper's 1000
+
+
 def test_table5_is_only_of_the_papers_network(results):
     assert docs_tables.tables(results, results)["table5"] is None  # 16 nodes, not the paper's 1000
 

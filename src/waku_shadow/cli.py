@@ -278,6 +278,12 @@ def cmd_cost_law(args) -> None:
 def cmd_docs_tables(args) -> None:
     """Fill the generated tables of the README and docs (findings, cost) from results/ and bench/."""
     generated = docs_tables.tables(Path(args.results), Path(args.bench))
+    if args.only:
+        unknown = sorted(set(args.only) - set(generated))
+        if unknown:
+            raise ConfigError(f"--only: no table is called {', '.join(map(repr, unknown))}; known: {', '.join(generated)}")
+        # the others are kept as they are, e.g. tables of studies whose results are on another machine
+        generated = {name: table if name in args.only else None for name, table in generated.items()}
     for doc in map(Path, args.docs):
         text, kept = docs_tables.fill(doc.read_text(), generated, str(doc))
         doc.write_text(text)
@@ -405,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("docs", nargs="*", default=["README.md", "docs/findings.md", "docs/cost.md"])
     p.add_argument("--results", default="results")
     p.add_argument("--bench", default="bench")
+    p.add_argument("--only", action="append", metavar="TABLE",
+                   help="write only this generated table (repeatable); the others are kept as they are")
     p.set_defaults(func=cmd_docs_tables)
 
     p = sub.add_parser("paper-page", help="gather the paper's figures and tables from the studies' validated runs")

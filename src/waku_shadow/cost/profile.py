@@ -86,7 +86,7 @@ def profile_run(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes
 def report_text(perf_data: Path) -> str:
     """``perf report``'s flat profile: samples per process name, object file and symbol."""
     done = subprocess.run(
-        ["perf", "report", "-i", str(perf_data), "--stdio", "--no-children", "-q",
+        ["perf", "report", "-i", str(perf_data), "--stdio", "--no-children", "-q", "-g", "none",
          "--sort", "comm,dso,sym", "-F", REPORT_FIELDS, "-t", "\t"],
         capture_output=True, text=True,
     )

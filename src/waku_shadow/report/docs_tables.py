@@ -123,7 +123,10 @@ def single_host_tables(paper_network: list[tuple[study_runs.StudyRuns, StudyResu
 
 def paper_rounds(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
     """Which setup each round of the paper's runs used (compare.round_evidence), and how far each study
-    of paper_network_results lies from each round: the mean KS over its seeds, per size."""
+    of paper_network_results lies from each round: the mean KS over its seeds, per size. None (kept as
+    it is) without a study of the paper's network here."""
+    if not paper_network:
+        return None
     text = written.round_evidence(compare.round_evidence()).markdown()
     parts = []
     for g, results in paper_network:
