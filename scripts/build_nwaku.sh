@@ -97,14 +97,20 @@ if $nimble_locked && [ ${#patches[@]} -gt 0 ]; then
   done
 fi
 
-if [ ${#patches[@]} -gt 0 ]; then
-  git -C "$source" apply --check "${patches[@]}" || die "the patches do not apply to $source at $tag"
-  git -C "$source" apply "${patches[@]}"
-  # reverted last first: a patch may change lines an earlier one changed
-  reversed=()
-  for patch in "${patches[@]}"; do reversed=("$patch" "${reversed[@]}"); done
-  trap 'git -C "$source" apply -R "${reversed[@]}"' EXIT
-fi
+# one at a time, in order, and reverted last first: a patch may change lines an earlier one wrote or
+# changed, which one `git apply` of them all does not see
+applied=()
+revert_applied() {
+  local i
+  for ((i = ${#applied[@]} - 1; i >= 0; i--)); do git -C "$source" apply -R "${applied[$i]}"; done
+}
+trap revert_applied EXIT
+for patch in "${patches[@]}"; do
+  git -C "$source" apply --check "$patch" ||
+    die "$(basename "$patch") does not apply to $source at $tag after the patches before it"
+  git -C "$source" apply "$patch"
+  applied+=("$patch")
+done
 if [ ${#nim_patches[@]} -gt 0 ]; then
   if $nimble_locked; then
     # the nim this Makefile builds with: the one install-nim puts in ~/.nimble/bin, else PATH's

@@ -99,24 +99,55 @@ def test_a_submodule_that_cannot_be_fetched_stops_the_clone_naming_it(upstream, 
 
 def test_a_patch_next_to_an_earlier_patchs_change_is_reverted_too(upstream, tmp_path):
     # like nwaku patches 0018 and 0019: the later one changes a line inside the earlier one's hunk
+    source = loop_source(upstream, tmp_path)
+    earlier = tmp_path / "0001-ends.patch"
+    earlier.write_text(
+        "Changes lines 2 and 6.\n\ndiff --git a/loop.nim b/loop.nim\n--- a/loop.nim\n+++ b/loop.nim\n"
+        "@@ -1,7 +1,7 @@\n line 1\n-line 2\n+line two\n line 3\n line 4\n line 5\n-line 6\n+line six\n line 7\n"
+    )
+    later = loop_patch(tmp_path / "0002-middle.patch", "line 4", "line four", 4)
+    done = build("--source", source, "unused-repository", TAG, tmp_path / "out", earlier, later)
+    assert done.returncode == 0, done.stderr
+    assert (source / "loop.nim").read_text() == "".join(f"line {n}\n" for n in range(1, 8))
+
+
+def loop_source(upstream, tmp_path):
+    """A checkout of upstream whose TAG holds loop.nim, seven numbered lines."""
     source = tmp_path / "checkout"
     git("clone", "-q", "--recurse-submodules", str(upstream), str(source), cwd=tmp_path)
     (source / "loop.nim").write_text("".join(f"line {n}\n" for n in range(1, 8)))
     git("add", "loop.nim", cwd=source)
     git("commit", "-q", "-m", "loop", cwd=source)
     git("tag", "-f", TAG, cwd=source)
-    earlier = tmp_path / "0001-ends.patch"
-    earlier.write_text(
-        "Changes lines 2 and 6.\n\ndiff --git a/loop.nim b/loop.nim\n--- a/loop.nim\n+++ b/loop.nim\n"
-        "@@ -1,7 +1,7 @@\n line 1\n-line 2\n+line two\n line 3\n line 4\n line 5\n-line 6\n+line six\n line 7\n"
+    return source
+
+
+def loop_patch(path, old, new, line):
+    """A patch of loop.nim that turns `old` into `new` at `line`, with the numbered lines around it as context."""
+    path.write_text(
+        f"Changes line {line}.\n\ndiff --git a/loop.nim b/loop.nim\n--- a/loop.nim\n+++ b/loop.nim\n"
+        f"@@ -{line - 1},3 +{line - 1},3 @@\n line {line - 1}\n-{old}\n+{new}\n line {line + 1}\n"
     )
-    later = tmp_path / "0002-middle.patch"
-    later.write_text(
-        "Changes line 4.\n\ndiff --git a/loop.nim b/loop.nim\n--- a/loop.nim\n+++ b/loop.nim\n"
-        "@@ -3,3 +3,3 @@\n line 3\n-line 4\n+line four\n line 5\n"
-    )
+    return path
+
+
+def test_a_patch_of_a_line_an_earlier_patch_wrote_applies_after_it(upstream, tmp_path):
+    # like nwaku patch 0020, which changes lines that 0006 and 0008 wrote
+    source = loop_source(upstream, tmp_path)
+    earlier = loop_patch(tmp_path / "0001-two.patch", "line 4", "line four", 4)
+    later = loop_patch(tmp_path / "0002-four.patch", "line four", "line FOUR", 4)
     done = build("--source", source, "unused-repository", TAG, tmp_path / "out", earlier, later)
     assert done.returncode == 0, done.stderr
+    assert (source / "loop.nim").read_text() == "".join(f"line {n}\n" for n in range(1, 8))
+
+
+def test_a_patch_that_does_not_apply_is_named_and_the_ones_before_it_are_reverted(upstream, tmp_path):
+    source = loop_source(upstream, tmp_path)
+    earlier = loop_patch(tmp_path / "0001-two.patch", "line 4", "line four", 4)
+    stale = loop_patch(tmp_path / "0002-stale.patch", "line 4", "line FOUR", 4)
+    done = build("--source", source, "unused-repository", TAG, tmp_path / "out", earlier, stale)
+    assert done.returncode != 0
+    assert f"build_nwaku: 0002-stale.patch does not apply to {source} at {TAG} after the patches before it" in done.stderr
     assert (source / "loop.nim").read_text() == "".join(f"line {n}\n" for n in range(1, 8))
 
 
