@@ -247,3 +247,17 @@ def test_paper_rounds_measure_each_study_from_both_rounds_of_the_papers_runs(res
     ks_final = ecdf_distances(measured_latencies(RUN_2KB), papers_latencies(2))[0]
     ks_first = ecdf_distances(measured_latencies(RUN_2KB), first_2kb)[0]
     assert f"| `recorded` | 2 KB | 1 | {ks_final:.3f} | {ks_first:.3f} |" in block
+
+
+def test_the_memory_split_sets_shadows_memory_beside_the_nodes_per_size(results, tmp_path, monkeypatch):
+    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
+    assert docs_tables.tables(results, tmp_path)["memory-split"] is None  # recorded before the breakdown
+    stats_path = results / "recorded" / layout.RUNS / RUN_100KB.name / layout.RUN_STATS
+    stats = json.loads(stats_path.read_text())
+    stats["own_peak_memory_bytes"] = 3 * 2**30
+    stats["memory_at_peak"] = {"wall_seconds": 3.0, "taken_bytes": 3 * 2**30, "shadow_rss_bytes": 2**30, "processes": 16,
+                               "processes_anon_bytes": 24 * 2**20 * 16, "processes_file_bytes": 0, "shmem_bytes": 0}
+    stats_path.write_text(json.dumps(stats))
+    block = docs_tables.tables(results, tmp_path)["memory-split"]["recorded"]
+    assert block.startswith("**recorded** (1 validated runs):")
+    assert block.splitlines()[-1] == "| 100 KB | 3.0 GiB | 1.0 GiB | 0.4 GiB | 24.0 MiB |"

@@ -32,6 +32,7 @@ from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.report import tables as written
 from waku_shadow.report.tables import number
 from waku_shadow.run import run_stats
+from waku_shadow.run.memory import GIB
 
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 SECTION = re.compile(r"^\*\*(?P<study>[\w.-]+)\*\*", re.M)
@@ -413,6 +414,35 @@ def paper_cost(gathered: list[study_runs.StudyRuns], law: cost_model.CostLaw | N
     return parts or None
 
 
+def memory_split(gathered: list[study_runs.StudyRuns]) -> Block:
+    """Per single-host study of the paper's 1000 nodes and per size (the mean over seeds): the run's own
+    peak, and where the memory was at the sample where the machine had least available: Shadow's own
+    resident memory (among it the simulated network's packets in flight) against the nodes' private memory."""
+    parts = {}
+    for g in gathered:
+        if not g.single_host or g.study.sweep or g.study.nodes != PAPER_NODES or not g.validated:
+            continue
+        split = []
+        for run, size in zip(g.validated_states["run"], g.validated_states["size_bytes"]):
+            stats = run_stats.read_stats(layout.run_dir(g.study_dir, run))
+            at_peak = stats.memory_at_peak
+            if at_peak is None or stats.own_peak_memory_bytes is None:
+                continue
+            split.append({"size": size, "own": stats.own_peak_memory_bytes / GIB,
+                          "shadow": at_peak["shadow_rss_bytes"] / GIB,
+                          "nodes": at_peak["processes_anon_bytes"] / GIB,
+                          "per_node": at_peak["processes_anon_bytes"] / max(at_peak["processes"], 1) / 2**20})
+        if not split:
+            continue
+        by_size = pd.DataFrame(split).groupby("size").mean()
+        rows = [[human_size(int(size)), f"{row.own:.1f} GiB", f"{row.shadow:.1f} GiB", f"{row.nodes:.1f} GiB",
+                 f"{row.per_node:.1f} MiB"] for size, row in by_size.iterrows()]
+        parts[g.study.name] = (f"**{g.study.name}** ({len(split)} validated runs):\n\n" + written.table(
+            rows, ["size", "own peak", "Shadow's resident memory", "nodes' private memory", "per node sampled"],
+            "lrrrr").markdown())
+    return parts or None
+
+
 def scaling(bench_dir: Path) -> str | None:
     rows = []
     for path in sorted(bench_dir.glob("scaling-*.json")):
@@ -492,6 +522,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "profiles": profiles(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
+        "memory-split": memory_split(gathered),
         "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
         "paper-rounds": paper_rounds(paper_network),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
