@@ -134,8 +134,8 @@ def loop_patch(path, old, new, line):
 def test_a_patch_of_a_line_an_earlier_patch_wrote_applies_after_it(upstream, tmp_path):
     # like nwaku patch 0020, which changes lines that 0006 and 0008 wrote
     source = loop_source(upstream, tmp_path)
-    earlier = loop_patch(tmp_path / "0001-two.patch", "line 4", "line four", 4)
-    later = loop_patch(tmp_path / "0002-four.patch", "line four", "line FOUR", 4)
+    earlier = loop_patch(tmp_path / "0001-four.patch", "line 4", "line four", 4)
+    later = loop_patch(tmp_path / "0002-capitals.patch", "line four", "line FOUR", 4)
     done = build("--source", source, "unused-repository", TAG, tmp_path / "out", earlier, later)
     assert done.returncode == 0, done.stderr
     assert (source / "loop.nim").read_text() == "".join(f"line {n}\n" for n in range(1, 8))
@@ -143,7 +143,7 @@ def test_a_patch_of_a_line_an_earlier_patch_wrote_applies_after_it(upstream, tmp
 
 def test_a_patch_that_does_not_apply_is_named_and_the_ones_before_it_are_reverted(upstream, tmp_path):
     source = loop_source(upstream, tmp_path)
-    earlier = loop_patch(tmp_path / "0001-two.patch", "line 4", "line four", 4)
+    earlier = loop_patch(tmp_path / "0001-four.patch", "line 4", "line four", 4)
     stale = loop_patch(tmp_path / "0002-stale.patch", "line 4", "line FOUR", 4)
     done = build("--source", source, "unused-repository", TAG, tmp_path / "out", earlier, stale)
     assert done.returncode != 0
