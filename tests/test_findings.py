@@ -260,4 +260,4 @@ def test_the_memory_split_sets_shadows_memory_beside_the_nodes_per_size(results,
     stats_path.write_text(json.dumps(stats))
     block = docs_tables.tables(results, tmp_path)["memory-split"]["recorded"]
     assert block.startswith("**recorded** (1 validated runs):")
-    assert block.splitlines()[-1] == "| 100 KB | 3.0 GiB | 1.0 GiB | 0.4 GiB | 24.0 MiB |"
+    assert block.splitlines()[-1] == "| 100 KB | 3.0 GiB | 1.0 GiB | 16 | 24.0 MiB |"

@@ -429,16 +429,15 @@ def memory_split(gathered: list[study_runs.StudyRuns]) -> Block:
             if at_peak is None or stats.own_peak_memory_bytes is None:
                 continue
             split.append({"size": size, "own": stats.own_peak_memory_bytes / GIB,
-                          "shadow": at_peak["shadow_rss_bytes"] / GIB,
-                          "nodes": at_peak["processes_anon_bytes"] / GIB,
+                          "shadow": at_peak["shadow_rss_bytes"] / GIB, "sampled": at_peak["processes"],
                           "per_node": at_peak["processes_anon_bytes"] / max(at_peak["processes"], 1) / 2**20})
         if not split:
             continue
         by_size = pd.DataFrame(split).groupby("size").mean()
-        rows = [[human_size(int(size)), f"{row.own:.1f} GiB", f"{row.shadow:.1f} GiB", f"{row.nodes:.1f} GiB",
+        rows = [[human_size(int(size)), f"{row.own:.1f} GiB", f"{row.shadow:.1f} GiB", f"{row.sampled:.0f}",
                  f"{row.per_node:.1f} MiB"] for size, row in by_size.iterrows()]
         parts[g.study.name] = (f"**{g.study.name}** ({len(split)} validated runs):\n\n" + written.table(
-            rows, ["size", "own peak", "Shadow's resident memory", "nodes' private memory", "per node sampled"],
+            rows, ["size", "own peak", "Shadow's resident memory", "nodes sampled", "a node's private memory"],
             "lrrrr").markdown())
     return parts or None
 
