@@ -390,14 +390,18 @@ def spam_answers(gathered: list[study_runs.StudyRuns]) -> Block:
     return parts or None
 
 
+def paper_network_studies(gathered: list[study_runs.StudyRuns]) -> list[study_runs.StudyRuns]:
+    """The single-host studies of the paper's 1000 nodes, not sweeps, with validated runs."""
+    return [g for g in gathered
+            if g.single_host and not g.study.sweep and g.study.nodes == PAPER_NODES and g.validated]
+
+
 def paper_cost(gathered: list[study_runs.StudyRuns], law: cost_model.CostLaw | None) -> Block:
     """Per single-host study of the paper's 1000 nodes: what its validated runs cost, per size (the
     mean over seeds), how long its simulations took end to end, and the largest N of each size that
     the cost law fits on this machine and on a 256 GB host."""
     parts = {}
-    for g in gathered:
-        if not g.single_host or g.study.sweep or g.study.nodes != PAPER_NODES or not g.validated:
-            continue
+    for g in paper_network_studies(gathered):
         runs = g.validated_states
         by_size = runs.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
                                                  memory=("peak_memory_GiB", "mean"),
@@ -419,9 +423,7 @@ def memory_split(gathered: list[study_runs.StudyRuns]) -> Block:
     peak, and where the memory was at the sample where the machine had least available: Shadow's own
     resident memory (among it the simulated network's packets in flight) against the nodes' private memory."""
     parts = {}
-    for g in gathered:
-        if not g.single_host or g.study.sweep or g.study.nodes != PAPER_NODES or not g.validated:
-            continue
+    for g in paper_network_studies(gathered):
         split = []
         for run, size in zip(g.validated_states["run"], g.validated_states["size_bytes"]):
             stats = run_stats.read_stats(layout.run_dir(g.study_dir, run))
