@@ -122,26 +122,31 @@ def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
     assert calls[True].get("munmap", 0) == calls[True].get("brk", 0) == 0
 
 
-def test_the_stack_makes_the_committed_publishing_runs_receipt_for_receipt(tmp_path):
-    """tests/data/recorded-publishing* were recorded on this stack with patch 0016; nwaku's own
-    publishing and a switch rerun to the same receipts, to the nanosecond, from the same parents."""
+@pytest.mark.parametrize("family, variants", [
+    ("recorded-publishing", {"recorded-publishing": {}, "recorded-publishing-idontwant": {"gossipsub": {"idontwant_on_publish": True}}}),
+    ("recorded-muxer", {"recorded-muxer": {}, "recorded-muxer-mplex": {"libp2p": {"stream_muxer": "mplex"}}}),
+])
+def test_the_stack_makes_the_committed_switch_runs_receipt_for_receipt(tmp_path, family, variants):
+    """tests/data/recorded-publishing* (patch 0016) and recorded-muxer* (patch 0013) were recorded on
+    this stack: nwaku's own run and a switch rerun to the same receipts, to the nanosecond, from the
+    same parents."""
     reason = missing_stack()
     if reason:
         pytest.skip(reason)
-    (provenance,) = (RECORDED / "recorded-publishing").glob("*/provenance.json")
+    (provenance,) = (RECORDED / family).glob("*/provenance.json")
     recorded_tag = json.loads(provenance.read_text())["nwaku"]["nwaku_tag"]
     # the release that recorded them, as this machine's workflow built it (given as a binary, so a
     # source tree the machine config names for another release does not matter)
     recorded_build = REPO / builds.nwaku_build_dir(sources.study_from_snakemake({"stack": {"nwaku": {"tag": recorded_tag}}}))
     wakunode2 = recorded_build / "wakunode2"
     if not wakunode2.exists():
-        pytest.skip(f"the publishing runs were recorded on nwaku {recorded_tag}, which this machine has not built "
+        pytest.skip(f"the {family} runs were recorded on nwaku {recorded_tag}, which this machine has not built "
                     f"({wakunode2}; stack.nwaku.tag: {recorded_tag} builds it)")
     stack = {"nwaku": {"tag": recorded_tag, "binary": str(wakunode2), "source": None}}
-    study = yaml.safe_load((RECORDED / "recorded-publishing.yaml").read_text())
-    for variant, gossipsub in (("recorded-publishing", {}), ("recorded-publishing-idontwant", {"idontwant_on_publish": True})):
+    study = yaml.safe_load((RECORDED / f"{family}.yaml").read_text())
+    for variant, switch in variants.items():
         results = tmp_path / variant
-        run_workflow(tmp_path / f"{variant}.yaml", {**study, "study": variant, "gossipsub": gossipsub, "stack": stack,
+        run_workflow(tmp_path / f"{variant}.yaml", {**study, **switch, "study": variant, "stack": stack,
                                                     "resources": {"results_dir": str(results)}})
         (rerun,) = (results / variant / "runs").iterdir()
         (committed,) = parsed_copies([RECORDED / variant / rerun.name], tmp_path / "committed" / variant)
