@@ -107,6 +107,23 @@ def test_a_study_without_results_here_keeps_its_section(results, tmp_path, monke
     assert docs_tables.fill(text, docs_tables.tables(results, REPO / "bench"), str(doc))[0] == text
 
 
+def test_the_paper_rounds_rows_of_a_study_without_results_here_are_kept(results, monkeypatch):
+    """One table holds every study's distances from both rounds: a study's rows are rewritten when its
+    results are here and kept otherwise, the rows in the order of the studies' names."""
+    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
+    doc = ("<!-- generated: paper-rounds -->\nold evidence\n\n| study | size | seeds | KS |\n|---|---|---:|---:|\n"
+           "| `zebra` | 2 KB | 3 | 0.1 |\n| `recorded` | 2 KB | 1 | stale |\n| `alpha` | 500 KB | 1 | 0.2 |\n"
+           "| `alpha` | 2 KB | 1 | 0.3 |\n<!-- /generated -->\n")
+    text, kept = docs_tables.fill(doc, docs_tables.tables(results, REPO / "bench"), "doc")
+    assert kept == ["paper-rounds: zebra", "paper-rounds: alpha"]
+    assert "old evidence" not in text and "| final | 2 KB | 356 |" in text and "stale" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert rows == ["| `alpha` | 500 KB | 1 | 0.2 |", "| `alpha` | 2 KB | 1 | 0.3 |",
+                    *(row for row in rows if row.startswith("| `recorded` |")), "| `zebra` | 2 KB | 3 | 0.1 |"]
+    assert [row.split(" | ")[1] for row in rows if row.startswith("| `recorded` |")] == ["2 KB", "100 KB"]
+    assert docs_tables.fill(text, docs_tables.tables(results, REPO / "bench"), "doc")[0] == text
+
+
 def test_an_unknown_block_is_named(results, tmp_path):
     doc = tmp_path / "cost.md"
     doc.write_text("<!-- generated: tabel5 -->\n<!-- /generated -->\n")
@@ -241,12 +258,12 @@ def test_the_tree_shape_sets_our_hops_beside_the_papers_steps(results, monkeypat
 def test_paper_rounds_measure_each_study_from_both_rounds_of_the_papers_runs(results, monkeypatch):
     monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
     block = docs_tables.tables(results, REPO / "bench")["paper-rounds"]
-    assert "| first | 2 KB | 312 |" in block and "| final | 2 KB | 356 |" in block
+    assert "| first | 2 KB | 312 |" in block.text and "| final | 2 KB | 356 |" in block.text
     receipts = pd.read_csv(REPO / "data" / "paper" / "shadow_latency_receipts_first_round.csv.gz")
     first_2kb = receipts.query("size_kb == 2 and seq != 0")["latency_ms"].to_numpy()
     ks_final = ecdf_distances(measured_latencies(RUN_2KB), papers_latencies(2))[0]
     ks_first = ecdf_distances(measured_latencies(RUN_2KB), first_2kb)[0]
-    assert f"| `recorded` | 2 KB | 1 | {ks_final:.3f} | {ks_first:.3f} |" in block
+    assert f"| `recorded` | 2 KB | 1 | {ks_final:.3f} | {ks_first:.3f} |" in block.rows["recorded"]
 
 
 def test_the_memory_split_sets_shadows_memory_beside_the_nodes_per_size(results, tmp_path, monkeypatch):

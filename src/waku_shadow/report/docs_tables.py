@@ -8,14 +8,15 @@ A doc marks where a table goes:
 
 Every table says which runs it comes from. Most blocks hold one section per study, headed by its
 name in bold: a section is rewritten when its study's results are on this machine and kept as it was
-otherwise, and a block with no results here at all keeps what it holds; the command names what it
-kept. Results are regenerated where they can be run, one study at a time.
+otherwise (in the paper-rounds block, one table of every study, the same holds for each study's
+rows), and a block with no results here at all keeps what it holds; the command names what it kept. Results are regenerated where they can be run, one study at a time.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -37,8 +38,20 @@ from waku_shadow.run.memory import GIB
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 SECTION = re.compile(r"^\*\*(?P<study>[\w.-]+)\*\*", re.M)
 
-# a block's content: one text, or one section per study name
-Block = str | dict[str, str] | None
+STUDY_ROW = re.compile(r"^\| `(?P<study>[\w.-]+)` \|.*$", re.M)
+
+
+@dataclass
+class StudyRows:
+    """A text ending in a table whose rows each name their study first (`` `name` ``): rows of a study
+    whose results are here are rewritten, those of the others kept, all in the order of the studies' names."""
+
+    text: str  # the text before the table's header, and the header, ending in a newline
+    rows: dict[str, list[str]]  # each study's rows as written
+
+
+# a block's content: one text, one section per study name, or a table of rows per study
+Block = str | dict[str, str] | StudyRows | None
 
 
 def simulation_span(run_dirs: list[Path]) -> str | None:
@@ -135,9 +148,13 @@ def paper_rounds(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]])
             by_seed = compare.distances(results.receipts, ["size_bytes", "seed"], round_name)
             ks = by_seed.groupby("size_bytes")["ks"].agg(ks_mean="mean", ks_min="min", ks_max="max", seeds="count")
             parts.append(ks.reset_index().assign(study=g.study.name, round=round_name))
-    if parts:
-        text += "\n" + written.distances_by_round(pd.concat(parts, ignore_index=True), list(published.ROUNDS)).markdown()
-    return text
+    table = written.distances_by_round(pd.concat(parts, ignore_index=True), list(published.ROUNDS)).markdown()
+    lines = table.splitlines()
+    header, rows = lines[:2], lines[2:]
+    by_study = {}
+    for row in rows:
+        by_study.setdefault(STUDY_ROW.match(row)["study"], []).append(row)
+    return StudyRows(text + "\n" + "\n".join(header) + "\n", by_study)
 
 
 def paper_first_group(size_bytes: int) -> float | None:
@@ -555,6 +572,13 @@ def fill(text: str, generated: dict[str, Block], source: str) -> tuple[str, list
             kept.extend(f"{name}: {study}" for study in merged if study not in new)
             merged.update(new)
             new = "\n".join(section.rstrip() + "\n" for section in merged.values())
+        elif isinstance(new, StudyRows):
+            merged = {}
+            for row in STUDY_ROW.finditer(match["body"]):
+                merged.setdefault(row["study"], []).append(row[0])
+            kept.extend(f"{name}: {study}" for study in merged if study not in new.rows)
+            merged.update(new.rows)
+            new = new.text + "".join(row + "\n" for study in sorted(merged) for row in merged[study])
         return f"{match[1]}{new.rstrip()}\n{match[4]}"
 
     return BLOCK.sub(replace, text), kept
