@@ -9,7 +9,8 @@ A doc marks where a table goes:
 Every table says which runs it comes from. Most blocks hold one section per study, headed by its
 name in bold: a section is rewritten when its study's results are on this machine and kept as it was
 otherwise (in the paper-rounds block, one table of every study, the same holds for each study's
-rows), and a block with no results here at all keeps what it holds; the command names what it kept. Results are regenerated where they can be run, one study at a time.
+rows), and a block with no results here at all keeps what it holds; the command names what it kept.
+Results are regenerated where they can be run, one study at a time.
 """
 
 from __future__ import annotations
