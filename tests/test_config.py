@@ -383,3 +383,10 @@ def test_a_tag_without_a_patch_folder_is_one_error_naming_the_supported_tags():
         loader.resolve({"study": "x", "stack": {"nwaku": {"tag": "v0.99.0"}}})
     assert str(refused.value) == (f"config: stack.nwaku.tag: v0.99.0 has no patch folder nwaku-patches/v0.99.0/; "
                                   f"supported: {supported}")
+
+
+def test_the_stall_timeout_is_a_positive_duration_or_never():
+    assert loader.resolve({"study": "x"}).resources.stall_timeout_ns == 20 * 60 * 10**9
+    assert loader.resolve({"study": "x", "resources": {"stall_timeout": None}}).resources.stall_timeout_ns is None
+    with pytest.raises(ConfigError, match="resources.stall_timeout"):
+        loader.resolve({"study": "x", "resources": {"stall_timeout": "0 s"}})

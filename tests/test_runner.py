@@ -4,8 +4,10 @@ import gzip
 import itertools
 import json
 import os
+import re
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -360,3 +362,50 @@ def test_runs_recorded_before_their_own_peak_show_the_machines(tmp_path):
                 if k != "own_peak_memory_bytes"}
     stats = run_stats.RunStats(**recorded)
     assert (stats.memory_bytes, stats.memory_measure) == (recorded["peak_memory_bytes"], run_stats.MACHINE_MEASURE)
+
+
+SPINNING_NODE = """
+import os, subprocess
+os.makedirs("shadow.data/hosts/node0007")
+spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"], cwd="shadow.data/hosts/node0007")
+open("spinner", "w").write(str(spinner.pid))
+"""
+
+
+def test_a_run_whose_simulated_time_stands_still_is_stopped_naming_its_busiest_node(tmp_path, monkeypatch):
+    """A node in a loop of calls that never block holds Shadow's clock: its progress lines repeat one time."""
+    repeated = "\n".join([PROGRESS.format(p=39, t="00:00:33.700"), "time.sleep(0.2)"] * 50)
+    shadow = fake_shadow(tmp_path, SPINNING_NODE + repeated + "\n")
+    monkeypatch.setattr(memory, "available_bytes", lambda: 20 * GIB)
+    with pytest.raises(RunError) as stopped:
+        guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False,
+                  stall_timeout_s=1.5)
+    text = str(stopped.value)
+    assert "simulated time stood still at 00:00:33.700" in text
+    assert re.search(r"the busiest, node0007's python[\d.]*, had used \d+ s of CPU", text)
+    assert "shadow.model_unblocked_syscall_latency" in text
+    assert run_stats.read_stats(tmp_path).status == "stopped: simulated time stood still"
+    spinner = int((tmp_path / "spinner").read_text())
+    for _ in range(100):  # the stop is a SIGTERM to the session, which a busy process takes a moment to act on
+        if not running(spinner):
+            break
+        time.sleep(0.05)
+    assert not running(spinner)
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` still runs: an orphan that was stopped may linger as a zombie until it is reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_run_whose_simulated_time_moves_outlasts_the_stall_timeout(tmp_path, monkeypatch):
+    moving = "\n".join(f"{PROGRESS.format(p=i, t=f'00:00:{i:02d}.000')}\ntime.sleep(0.2)" for i in range(15))
+    shadow = fake_shadow(tmp_path, moving + "\n")
+    monkeypatch.setattr(memory, "available_bytes", lambda: 20 * GIB)
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False,
+                      stall_timeout_s=1.0)
+    assert stats.status == "completed"

@@ -102,6 +102,7 @@ def cmd_simulate(args) -> None:
         run_dir,
         memory_floor_bytes=study.resources.memory_floor_bytes,
         poll_interval_s=study.resources.memory_poll_interval_ns / 1e9,
+        stall_timeout_s=None if study.resources.stall_timeout_ns is None else study.resources.stall_timeout_ns / 1e9,
         merge_identical_pages=study.resources.merge_identical_pages,
         attempts_log=layout.attempts(study_dir, run_dir.name),
         failures_dir=layout.failures(study_dir, run_dir.name),

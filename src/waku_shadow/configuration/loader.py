@@ -214,6 +214,8 @@ def _resolve(raw: dict) -> Study:
     stack = found.parsed(_stack, cfg["stack"], gs["preamble"])
     memory_floor = found.parsed(units.size_bytes, res["memory_floor"], "resources.memory_floor")
     poll_interval = found.parsed(units.duration_ns, res["memory_poll_interval"], "resources.memory_poll_interval")
+    stall_timeout = None if res["stall_timeout"] is None else found.parsed(
+        _positive_quantity, units.duration_ns, res["stall_timeout"], "resources.stall_timeout")
     run_memory = None if res["run_memory"] is None else found.parsed(units.size_bytes, res["run_memory"], "resources.run_memory")
     run_runtime = None if res["run_runtime"] is None else found.parsed(units.duration_ns, res["run_runtime"], "resources.run_runtime")
 
@@ -283,6 +285,7 @@ def _resolve(raw: dict) -> Study:
         resources=Resources(
             memory_floor_bytes=memory_floor,
             memory_poll_interval_ns=poll_interval,
+            stall_timeout_ns=stall_timeout,
             merge_identical_pages=res["merge_identical_pages"],
             cost_margin=res["cost_margin"],
             run_memory_bytes=run_memory,

@@ -116,6 +116,7 @@ class RunPoint:
 class Resources:
     memory_floor_bytes: int
     memory_poll_interval_ns: int
+    stall_timeout_ns: int | None
     merge_identical_pages: bool
     cost_margin: float
     run_memory_bytes: int | None

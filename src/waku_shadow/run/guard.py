@@ -49,6 +49,7 @@ def run(
     run_dir: Path,
     memory_floor_bytes: int,
     poll_interval_s: float = 0.5,
+    stall_timeout_s: float | None = None,
     echo_progress: bool = True,
     merge_identical_pages: bool = False,
     attempts_log: Path | None = None,
@@ -64,7 +65,8 @@ def run(
     map) passes ``memory_budget_bytes``, the budget it declared to the scheduler: when runs share
     a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
     ``attempts_log``; a failed one's evidence is kept in ``failures_dir`` (see failures.keep) and
-    named in the error. ``wrapper`` is a command Shadow runs under (a profiler), Shadow's command
+    named in the error. It also stops Shadow when the simulated time of its progress lines has not
+    moved for ``stall_timeout_s`` of wall time, naming the process that used the most CPU. ``wrapper`` is a command Shadow runs under (a profiler), Shadow's command
     line appended to it.
     """
     found = shutil.which(shadow_binary)
@@ -97,7 +99,8 @@ def run(
         )
         reader = _ProgressReader(process.stderr, run_dir / layout.SHADOW_STDERR, echo_progress)
         reader.start()
-        guard_tripped = over_budget = False
+        guard_tripped = over_budget = stalled = False
+        simulated_seen, simulated_moved = reader.simulated_now, started
         own_peak = 0
         last_own_check, next_own_check = started - 1.0, started + BREAKDOWN_INTERVAL_S
         at_peak: MemoryBreakdown | None = None
@@ -113,6 +116,13 @@ def run(
                     _stop(process)
                     break
                 now = time.monotonic()
+                if reader.simulated_now != simulated_seen:
+                    simulated_seen, simulated_moved = reader.simulated_now, now
+                elif stall_timeout_s is not None and now - simulated_moved > stall_timeout_s:
+                    stalled = True
+                    busiest = memory.busiest_processes(process.pid, run_dir)
+                    _stop(process)
+                    break
                 # at intervals, and sooner when the machine's memory reaches a new low, which is when
                 # the run's own peak most likely is
                 if now >= next_own_check or (available == min_available and now >= last_own_check + 1.0):
@@ -156,6 +166,16 @@ def run(
         why = (f"available memory fell below the floor of {gib(memory_floor_bytes)} (the machine had lost "
                f"{gib(stats.peak_memory_bytes)} since the run started{own}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
                f"message size, or lower resources.memory_floor if the machine can spare it")
+    if stalled:
+        stats.status = "stopped: simulated time stood still"
+        stats.write(run_dir, attempts_log)
+        raise RunError(_where_kept(run_dir, stats, failures_dir,
+            f"Shadow's simulated time stood still at {stats.simulated_reached} for {stall_timeout_s / 60:.0f} min of "
+            f"wall time, so the guard stopped it: a process is most likely in a loop of calls that never block, which "
+            f"Shadow, charging no time for computation, cannot move its clock past ({_cpu_times(busiest)}); "
+            f"shadow.model_unblocked_syscall_latency: true gives each such call a little simulated time (it changes "
+            f"the timings), resources.stall_timeout sets how long the guard waits"
+        ))
     if over_budget or guard_tripped:
         stats.status = "stopped by memory guard"
         stats.simulated_reached = shadow_log.latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
@@ -189,6 +209,14 @@ def _where_kept(run_dir: Path, stats: RunStats, failures_dir: Path | None, reaso
     if failures_dir is None:
         return f"{reason}; see {run_dir / layout.SHADOW_LOG}"
     return f"{reason}; Shadow's log, the failed processes' output and the attempt are kept in {failures.keep(run_dir, asdict(stats), failures_dir)}"
+
+
+def _cpu_times(busiest: list[tuple[str, float]]) -> str:
+    if not busiest:
+        return "no process left to name"
+    (host, seconds), *rest = busiest
+    after = f"; the next, {rest[0][0]}, {rest[0][1]:.0f} s" if rest else ""
+    return f"the busiest, {host}, had used {seconds:.0f} s of CPU{after}"
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from waku_shadow import layout
 from waku_shadow.errors import RunError
 
 GIB = 1024**3
@@ -85,6 +86,28 @@ def _session_members(session: int) -> list[int]:
         if int(after_command[3]) == session:
             members.append(int(entry.name))
     return members
+
+
+def busiest_processes(session: int, run_dir: Path, count: int = 2) -> list[tuple[str, float]]:
+    """The ``count`` processes of Shadow's session (Shadow itself left out) that have used the most CPU,
+    each named by its Shadow host (the folder it runs in) or else its command, with its CPU seconds."""
+    hosts = (run_dir / layout.SHADOW_DATA / "hosts").resolve()
+    used = []
+    for pid in _session_members(session):
+        if pid == session:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                command, after_command = stat.read().rsplit(")", 1)
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:  # exited between listing and reading
+            continue
+        # after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+        ticks = int(after_command.split()[11]) + int(after_command.split()[12])
+        program = command.split("(", 1)[1]
+        name = f"{cwd.name}'s {program}" if cwd.parent == hosts else program
+        used.append((name, ticks / os.sysconf("SC_CLK_TCK")))
+    return sorted(used, key=lambda named: -named[1])[:count]
 
 
 def session_pss_bytes(session: int) -> int:

@@ -14,7 +14,7 @@ MACHINE_MEASURE = "machine"  # the fall of the machine's available memory (runs 
 
 @dataclass
 class RunStats:
-    status: str  # "completed", "failed" or "stopped by memory guard"
+    status: str  # "completed", "failed", "stopped by memory guard" or "stopped: simulated time stood still"
     wall_seconds: float
     peak_memory_bytes: int
     min_available_bytes: int
