@@ -381,7 +381,7 @@ def test_a_run_whose_simulated_time_stands_still_is_stopped_naming_its_busiest_n
         guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False,
                   stall_timeout_s=1.5)
     text = str(stopped.value)
-    assert "simulated time stood still at 00:00:33.700" in text
+    assert "simulated time stood still at 00:00:33.700 for 2 s of wall time" in text
     assert re.search(r"the busiest, node0007's python[\d.]*, had used \d+ s of CPU", text)
     assert "shadow.model_unblocked_syscall_latency" in text
     assert run_stats.read_stats(tmp_path).status == "stopped: simulated time stood still"

@@ -66,8 +66,8 @@ def run(
     a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
     ``attempts_log``; a failed one's evidence is kept in ``failures_dir`` (see failures.keep) and
     named in the error. It also stops Shadow when the simulated time of its progress lines has not
-    moved for ``stall_timeout_s`` of wall time, naming the process that used the most CPU. ``wrapper`` is a command Shadow runs under (a profiler), Shadow's command
-    line appended to it.
+    moved for ``stall_timeout_s`` of wall time, naming the process that used the most CPU.
+    ``wrapper`` is a command Shadow runs under (a profiler), Shadow's command line appended to it.
     """
     found = shutil.which(shadow_binary)
     if found is None:
@@ -170,7 +170,7 @@ def run(
         stats.status = "stopped: simulated time stood still"
         stats.write(run_dir, attempts_log)
         raise RunError(_where_kept(run_dir, stats, failures_dir,
-            f"Shadow's simulated time stood still at {stats.simulated_reached} for {stall_timeout_s / 60:.0f} min of "
+            f"Shadow's simulated time stood still at {stats.simulated_reached} for {_wall(stall_timeout_s)} of "
             f"wall time, so the guard stopped it: a process is most likely in a loop of calls that never block, which "
             f"Shadow, charging no time for computation, cannot move its clock past ({_cpu_times(busiest)}); "
             f"shadow.model_unblocked_syscall_latency: true gives each such call a little simulated time (it changes "
@@ -209,6 +209,10 @@ def _where_kept(run_dir: Path, stats: RunStats, failures_dir: Path | None, reaso
     if failures_dir is None:
         return f"{reason}; see {run_dir / layout.SHADOW_LOG}"
     return f"{reason}; Shadow's log, the failed processes' output and the attempt are kept in {failures.keep(run_dir, asdict(stats), failures_dir)}"
+
+
+def _wall(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
 
 
 def _cpu_times(busiest: list[tuple[str, float]]) -> str:
