@@ -71,6 +71,15 @@ def _status_fields(pid: int | str) -> dict[str, int]:
     return fields
 
 
+def _stat(pid: int | str) -> tuple[str, list[str]]:
+    """A process's command and the fields of /proc/PID/stat after it: state ppid pgrp session tty
+    tpgid flags minflt cminflt majflt cmajflt utime stime ... (the command is parenthesised and may
+    hold spaces and parentheses itself)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        command, after_command = stat.read().rsplit(")", 1)
+    return command.split("(", 1)[1], after_command.split()
+
+
 def _session_members(session: int) -> list[int]:
     """Every process in ``session`` (Shadow's own, which it shares with the processes it manages)."""
     members = []
@@ -78,12 +87,10 @@ def _session_members(session: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                # the fields after the parenthesised command: state ppid pgrp session ...
-                after_command = stat.read().rsplit(")", 1)[1].split()
+            _, fields = _stat(entry.name)
         except OSError:
             continue
-        if int(after_command[3]) == session:
+        if int(fields[3]) == session:
             members.append(int(entry.name))
     return members
 
@@ -97,16 +104,13 @@ def busiest_processes(session: int, run_dir: Path, count: int = 2) -> list[tuple
         if pid == session:
             continue
         try:
-            with open(f"/proc/{pid}/stat") as stat:
-                command, after_command = stat.read().rsplit(")", 1)
+            program, fields = _stat(pid)
             cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
         except OSError:  # exited between listing and reading
             continue
-        # after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-        ticks = int(after_command.split()[11]) + int(after_command.split()[12])
-        program = command.split("(", 1)[1]
+        utime, stime = int(fields[11]), int(fields[12])
         name = f"{cwd.name}'s {program}" if cwd.parent == hosts else program
-        used.append((name, ticks / os.sysconf("SC_CLK_TCK")))
+        used.append((name, (utime + stime) / os.sysconf("SC_CLK_TCK")))
     return sorted(used, key=lambda named: -named[1])[:count]
 
 
