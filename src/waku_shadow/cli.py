@@ -15,7 +15,7 @@ from waku_shadow import checkout, layout
 from waku_shadow.analyse import bandwidth, load_study
 from waku_shadow.configuration import loader, sources, units
 from waku_shadow.configuration.study import Study
-from waku_shadow.cost import bench, cost_model, profile
+from waku_shadow.cost import bench, cost_model, heap_census, profile
 from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuShadowError
 from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.parse import node_logs, pcap, trees
@@ -226,6 +226,14 @@ def cmd_profile(args) -> None:
     print(profile.to_markdown(parts, syscalls))
 
 
+def cmd_heap_census(args) -> None:
+    """Count a running node's heap chunks by size."""
+    pid = int(args.node) if args.node.isdigit() else heap_census.node_process(args.node)
+    heap = heap_census.read_heap(pid)
+    chunks = heap_census.walk_chunks(heap, f"process {pid}'s heap")
+    print(heap_census.to_text(pid, len(heap), chunks, heap_census.census(chunks), args.top))
+
+
 def cmd_bench_scaling(args) -> None:
     """Fit wall time and memory against N (or message size) from the benchmark table; write the table,
     the laws and a figure."""
@@ -386,6 +394,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="where the tables go (default: bench/profiles/STUDY-RUN)")
     p.add_argument("--keep", action="store_true", help="keep perf.data and the rerun's folder")
     p.set_defaults(func=cmd_profile)
+
+    p = sub.add_parser("heap-census", help="count a running node's heap chunks by size: what fills its memory")
+    p.add_argument("node", help="a wakunode2 PID, or the Shadow host (e.g. node0143) of a running simulation")
+    p.add_argument("--top", type=int, default=15, help="how many chunk sizes to list, largest total first (default: 15)")
+    p.set_defaults(func=cmd_heap_census)
 
     p = sub.add_parser("bench-scaling", help="fit wall time and memory against N (or message size) from bench/results.csv")
     p.add_argument("--label", default="paper", help="the benchmarked config (its file name without .yaml)")

@@ -1,0 +1,107 @@
+"""What fills a running node's heap: its glibc main-arena chunks counted by size.
+
+A node's private memory is mostly its heap, and the heap is mostly blocks in use. Counting them by
+size names the largest kinds: a chunk size that appears once per connection, or once per peer, is
+a buffer or a table the code allocates per connection or peer. The heap is read from
+``/proc/PID/mem`` (root, or the process's owner with ptrace allowed) while the node runs; chunks
+above glibc's mmap threshold are mappings of their own and not in it.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+import pandas as pd
+
+from waku_shadow.errors import WakuShadowError
+
+CHUNK_HEADER = 16  # glibc's prev_size and size words on 64-bit
+PREV_INUSE = 1
+SIZE_FLAGS = 7
+HEAP_MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) rw-p \S+ \S+ \S+\s+\[heap\]$", re.M)
+
+
+class HeapCensusError(WakuShadowError):
+    """A process whose heap cannot be read or walked."""
+
+
+def walk_chunks(heap: bytes, where: str = "the heap") -> list[tuple[int, bool]]:
+    """Each chunk's size and whether it is in use, from the first chunk to the top chunk.
+
+    A chunk is free when the next chunk's PREV_INUSE bit is clear; glibc's fastbins and tcache keep
+    that bit set, so their (small) chunks count as in use.
+    """
+    chunks: list[tuple[int, bool]] = []
+    offset = 0
+    while offset + CHUNK_HEADER <= len(heap):
+        size = struct.unpack_from("<Q", heap, offset + 8)[0] & ~SIZE_FLAGS
+        if size < CHUNK_HEADER or offset + size > len(heap):
+            raise HeapCensusError(
+                f"{where}: chunk at offset {offset} has size {size}, outside the heap's {len(heap)} bytes "
+                "(not a glibc main arena, or changed while it was read: read it again)"
+            )
+        following = offset + size
+        in_use = following + CHUNK_HEADER > len(heap) or bool(
+            struct.unpack_from("<Q", heap, following + 8)[0] & PREV_INUSE
+        )
+        chunks.append((size, in_use))
+        offset = following
+    return chunks
+
+
+def read_heap(pid: int) -> bytes:
+    """The bytes of a process's [heap] mapping."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError as error:
+        raise HeapCensusError(f"process {pid}: cannot read its memory map ({error.strerror})") from None
+    mapping = HEAP_MAPPING.search(maps)
+    if mapping is None:
+        raise HeapCensusError(f"process {pid} has no [heap] mapping")
+    start, end = (int(address, 16) for address in mapping.groups())
+    try:
+        with open(f"/proc/{pid}/mem", "rb") as memory:
+            memory.seek(start)
+            return memory.read(end - start)
+    except OSError as error:
+        raise HeapCensusError(f"process {pid}: cannot read its heap ({error.strerror})") from None
+
+
+def census(chunks: list[tuple[int, bool]]) -> pd.DataFrame:
+    """Chunks in use by size, largest total first: size, count, KiB."""
+    sizes = pd.Series([size for size, in_use in chunks if in_use], dtype="int64")
+    table = sizes.value_counts().rename_axis("size").reset_index(name="count")
+    table["kib"] = table["size"] * table["count"] / 1024
+    return table.sort_values(["kib", "size"], ascending=False, ignore_index=True)
+
+
+def node_process(host: str) -> int:
+    """The PID of the running wakunode2 whose working directory is Shadow's folder for ``host``."""
+    matches = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if not (proc / "comm").read_text().startswith("wakunode2"):
+                continue
+            if (proc / "cwd").readlink().parts[-2:] == ("hosts", host):
+                matches.append(int(proc.name))
+        except OSError:
+            continue  # a process that ended meanwhile, or one we may not look into
+    if len(matches) != 1:
+        found = "none" if not matches else f"{len(matches)} (PIDs {', '.join(map(str, sorted(matches)))})"
+        raise HeapCensusError(f"running wakunode2 processes in a Shadow host folder named {host}: {found}; "
+                              "give its PID instead")
+    return matches[0]
+
+
+def to_text(pid: int, heap_bytes: int, chunks: list[tuple[int, bool]], table: pd.DataFrame, top: int) -> str:
+    in_use = int((table["size"] * table["count"]).sum())
+    free = sum(size for size, used in chunks if not used)
+    lines = [f"process {pid}: heap {heap_bytes / 1024:.0f} KiB in {len(chunks)} chunks, "
+             f"{in_use / 1024:.0f} KiB in use, {free / 1024:.0f} KiB free",
+             "chunk size (bytes)  count  KiB"]
+    lines += [f"{row.size:18d}  {row.count:5d}  {row.kib:.0f}" for row in table.head(top).itertuples()]
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""The heap census: glibc chunks walked and counted by size, on a built heap and on this process's own."""
+
+import ctypes
+import os
+import struct
+
+import pytest
+
+from waku_shadow.cost import heap_census
+from waku_shadow.cost.heap_census import HeapCensusError
+
+
+def chunk(size: int, prev_in_use: bool) -> bytes:
+    return struct.pack("<QQ", 0, size | int(prev_in_use)) + bytes(size - 16)
+
+
+def test_chunks_are_counted_by_size_and_a_free_one_is_told_by_the_next_chunks_bit():
+    heap = (chunk(32, True) + chunk(16400, True) + chunk(16400, True) + chunk(16400, True)
+            + chunk(48, True)  # free: the next chunk's PREV_INUSE is clear
+            + chunk(64, False) + chunk(1024, True))  # the top chunk
+    chunks = heap_census.walk_chunks(heap)
+    assert chunks == [(32, True), (16400, True), (16400, True), (16400, True), (48, False), (64, True), (1024, True)]
+    table = heap_census.census(chunks)
+    assert table.iloc[0].to_dict() == {"size": 16400, "count": 3, "kib": pytest.approx(3 * 16400 / 1024)}
+    assert 48 not in set(table["size"])
+    text = heap_census.to_text(1, len(heap), chunks, table, top=2)
+    assert text.splitlines()[0] == f"process 1: heap {len(heap) / 1024:.0f} KiB in 7 chunks, 49 KiB in use, 0 KiB free"
+    assert len(text.splitlines()) == 4
+
+
+def test_a_size_that_leaves_the_heap_is_refused_with_its_offset():
+    heap = chunk(32, True) + struct.pack("<QQ", 0, 1 << 20 | 1) + bytes(32)
+    with pytest.raises(HeapCensusError, match=r"^the heap: chunk at offset 32 has size 1048576, outside the heap's 80 bytes"):
+        heap_census.walk_chunks(heap)
+
+
+def test_this_processs_own_heap_shows_the_buffers_it_allocated():
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+
+    def buffers_of_16_kib() -> int:
+        table = heap_census.census(heap_census.walk_chunks(heap_census.read_heap(os.getpid())))
+        return int(table.loc[table["size"] == 16400, "count"].sum())
+
+    before = buffers_of_16_kib()
+    held = [libc.malloc(16384) for _ in range(40)]
+    try:
+        assert buffers_of_16_kib() >= before + 40
+    finally:
+        for pointer in held:
+            libc.free(pointer)
+
+
+def test_a_host_with_no_running_node_is_named():
+    with pytest.raises(HeapCensusError, match=r"^running wakunode2 processes in a Shadow host folder named "
+                                              r"no-such-host: none; give its PID instead$"):
+        heap_census.node_process("no-such-host")
+
+
+def test_a_process_that_does_not_exist_is_named():
+    with pytest.raises(HeapCensusError, match=r"^process 999999999: cannot read its memory map"):
+        heap_census.read_heap(999999999)
