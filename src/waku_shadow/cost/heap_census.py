@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from waku_shadow.cost.profile import NODE_PROCESS
 from waku_shadow.errors import WakuShadowError
 
 CHUNK_HEADER = 16  # glibc's prev_size and size words on 64-bit
@@ -78,13 +79,13 @@ def census(chunks: list[tuple[int, bool]]) -> pd.DataFrame:
 
 
 def node_process(host: str) -> int:
-    """The PID of the running wakunode2 whose working directory is Shadow's folder for ``host``."""
+    """The PID of the running node (wakunode2) whose working directory is Shadow's folder for ``host``."""
     matches = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            if not (proc / "comm").read_text().startswith("wakunode2"):
+            if not (proc / "comm").read_text().startswith(NODE_PROCESS):
                 continue
             if (proc / "cwd").readlink().parts[-2:] == ("hosts", host):
                 matches.append(int(proc.name))
@@ -92,7 +93,7 @@ def node_process(host: str) -> int:
             continue  # a process that ended meanwhile, or one we may not look into
     if len(matches) != 1:
         found = "none" if not matches else f"{len(matches)} (PIDs {', '.join(map(str, sorted(matches)))})"
-        raise HeapCensusError(f"running wakunode2 processes in a Shadow host folder named {host}: {found}; "
+        raise HeapCensusError(f"running {NODE_PROCESS} processes in a Shadow host folder named {host}: {found}; "
                               "give its PID instead")
     return matches[0]
 
