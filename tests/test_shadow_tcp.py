@@ -1,4 +1,5 @@
-"""Shadow's TCP after an idle period, with and without shadow/patches/0001 (slow start after idle).
+"""Shadow's TCP after an idle period, with and without shadow/patches/0001 (slow start after idle),
+and a half-closed socket's epoll events (what nwaku patch 0023 relies on).
 
 Two Shadow hosts 50 ms apart (one way) run tests/tcp_idle_transfer.py: the client sends a burst
 that opens its congestion window, sleeps, then sends SIZE bytes; the server notes when it has
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.stack
 
 SHADOW_ENV = "WAKU_SHADOW_TEST_SHADOW"
 SCRIPT = REPO / "tests" / "tcp_idle_transfer.py"
+HALF_CLOSED_SCRIPT = REPO / "tests" / "half_closed_writer.py"
 ONE_WAY_MS = 50
 RTT_MS = 2 * ONE_WAY_MS
 PORT = 8000
@@ -67,38 +69,44 @@ def window_after_idle(cwnd: int, idle_rtos: float) -> int:
     return max(cwnd >> (math.ceil(idle_rtos) - 1), min(RESTART_WINDOW, cwnd))
 
 
-def transfer(shadow: str, run_dir, burst: int, idle: str, slow_start_after_idle: bool | None) -> dict:
-    """Run the two hosts; the server's and the client's lines, merged."""
+def two_hosts(shadow: str, run_dir, script, server_args: list, client_args: list, experimental: dict | None = None) -> dict:
+    """Run ``script`` as the server and, a second later, as the client; their JSON lines, merged."""
     gml = (
         'graph [\n  node [\n    id 0\n    host_bandwidth_down "1 Gbit"\n    host_bandwidth_up "1 Gbit"\n  ]\n'
         f'  edge [\n    source 0\n    target 0\n    latency "{ONE_WAY_MS} ms"\n    packet_loss 0.0\n  ]\n]\n'
     )
 
-    def process(*args, start: str) -> dict:
-        return {"path": sys.executable, "args": [str(SCRIPT), *map(str, args)], "start_time": start,
+    def process(args: list, start: str) -> dict:
+        return {"path": sys.executable, "args": [str(script), *map(str, args)], "start_time": start,
                 "expected_final_state": {"exited": 0}}
 
     config = {
         "general": {"stop_time": "120 s", "seed": 1},
         "network": {"graph": {"type": "gml", "inline": gml}},
         "hosts": {
-            "server": {"network_node_id": 0, "ip_addr": SERVER_IP,
-                       "processes": [process("server", PORT, burst, SIZE, start="0 s")]},
-            "client": {"network_node_id": 0, "ip_addr": "11.0.0.2",
-                       "processes": [process("client", SERVER_IP, PORT, burst, SIZE, idle, start="1 s")]},
+            "server": {"network_node_id": 0, "ip_addr": SERVER_IP, "processes": [process(["server", *server_args], "0 s")]},
+            "client": {"network_node_id": 0, "ip_addr": "11.0.0.2", "processes": [process(["client", *client_args], "1 s")]},
         },
     }
-    if slow_start_after_idle is not None:
-        config["experimental"] = {shadow_options.TCP_SLOW_START_AFTER_IDLE: slow_start_after_idle}
+    if experimental:
+        config["experimental"] = experimental
     run_dir.mkdir()
     (run_dir / "shadow.yaml").write_text(yaml.safe_dump(config))
     done = subprocess.run([shadow, "shadow.yaml"], cwd=run_dir, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     lines = {}
     for host in ("server", "client"):
-        (stdout,) = (run_dir / "shadow.data" / "hosts" / host).glob("*.stdout")
-        lines.update(json.loads(stdout.read_text()))
+        for stdout in (run_dir / "shadow.data" / "hosts" / host).glob("*.stdout"):
+            if text := stdout.read_text():
+                lines.update(json.loads(text))
     return lines
+
+
+def transfer(shadow: str, run_dir, burst: int, idle: str, slow_start_after_idle: bool | None) -> dict:
+    experimental = None
+    if slow_start_after_idle is not None:
+        experimental = {shadow_options.TCP_SLOW_START_AFTER_IDLE: slow_start_after_idle}
+    return two_hosts(shadow, run_dir, SCRIPT, [PORT, burst, SIZE], [SERVER_IP, PORT, burst, SIZE, idle], experimental)
 
 
 @pytest.mark.parametrize(
@@ -132,3 +140,17 @@ def test_delivery_after_idle_takes_the_expected_round_trips(shadow, tmp_path, bu
         f"{SIZE} B ({segments} segments) after an idle of {idle} took {took_ms:.1f} ms; "
         f"expected {expected_ms} ms ({rounds} rounds from a window of {window} segments): {result}"
     )
+
+
+def test_a_half_closed_socket_wakes_a_writer_only_when_asked_for_rdhup(shadow, tmp_path):
+    """Why nwaku patch 0023 ends the stalls of the mplex load runs: a socket whose peer has sent its
+    FIN, with a full send buffer, answers every wait for room that includes EPOLLRDHUP at once and
+    with no simulated time passing (chronos's writer then loops for ever); without EPOLLRDHUP the
+    wait blocks until there is room, and the clock moves on."""
+    result = two_hosts(shadow, tmp_path / "run", HALF_CLOSED_SCRIPT, [PORT], [SERVER_IP, PORT])
+    assert result["written"] > 0, result
+    for wait in result["with_rdhup"]:
+        assert wait["events"] == [result["EPOLLRDHUP"]] and wait["took"] == 0, result
+    first = result["without_rdhup"][0]
+    assert first["took"] > 0, result
+    assert not any(mask & result["EPOLLRDHUP"] for wait in result["without_rdhup"] for mask in wait["events"]), result
