@@ -40,12 +40,13 @@ def test_a_loss_breaks_delivery_before_latency():
     assert (knee.knee_rate, knee.broken_by, knee.delivery_at_knee) == (10, "delivery", 0.98)
 
 
-def test_a_rate_between_whole_numbers_is_said_to_three_figures():
+def test_a_rate_between_whole_numbers_is_said_to_a_tenth():
     study = the_load_study()
     points = load_study.load_points(runs_at([1, 1000 / 70], [500, 1100], [1, 1]), study)
     (sentence,) = load_study.knee_sentences(load_study.knees(points), lambda size: f"{size // 1000} KB")
     assert sentence.startswith("- 100 KB: the knee is at 14.3 messages/s") and sentence.endswith("; 1 messages/s still held.")
     assert tables.load_points(points).markdown().splitlines()[3].startswith("| 100 KB | 14.3 |")
+    assert load_study.rate_text(1000) == "1000" and load_study.rate_text(1000 / 3) == "333.3"
 
 
 def test_no_knee_is_said_as_such():

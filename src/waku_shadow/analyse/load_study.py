@@ -63,24 +63,29 @@ def knees(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def rate_text(rate: float) -> str:
+    """A rate as the docs say it: to a tenth (an interval of 70 ms is 14.3 messages/s)."""
+    return f"{round(rate, 1):g}"
+
+
 def knee_sentences(found: pd.DataFrame, human_size) -> list[str]:
     """One sentence per message size, for the report."""
     lines = []
     for row in found.itertuples():
         size = human_size(int(row.size_bytes))
         if pd.isna(row.knee_rate):
-            lines.append(f"- {size}: no knee up to {row.highest_rate:.3g} messages/s (p95 stayed within "
+            lines.append(f"- {size}: no knee up to {rate_text(row.highest_rate)} messages/s (p95 stayed within "
                          f"{KNEE_LATENCY_FACTOR:g}x its {row.baseline_p95_ms:.0f} ms at the lightest load, delivery "
                          f"at least {KNEE_DELIVERY:.0%}).")
             continue
         demand = getattr(row, "uplink_demand_at_knee", float("nan"))
         lines.append(
-            f"- {size}: the knee is at {row.knee_rate:.3g} messages/s (broken by {row.broken_by}: p95 "
+            f"- {size}: the knee is at {rate_text(row.knee_rate)} messages/s (broken by {row.broken_by}: p95 "
             f"{row.p95_at_knee_ms:.0f} ms against {row.baseline_p95_ms:.0f} ms at the lightest load, delivery "
             f"{row.delivery_at_knee:.1%}"
             + ("" if pd.isna(demand) else f", uplink demand {demand:.2f} of capacity")
             + ")"
-            + ("" if pd.isna(row.last_good_rate) else f"; {row.last_good_rate:.3g} messages/s still held")
+            + ("" if pd.isna(row.last_good_rate) else f"; {rate_text(row.last_good_rate)} messages/s still held")
             + "."
         )
     return lines

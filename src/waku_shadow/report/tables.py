@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from waku_shadow.analyse import load_study
 from waku_shadow.analyse.stats import SUMMARY_COLUMNS
 from waku_shadow.configuration.units import human_size
 from waku_shadow.paper.published import STATISTICS
@@ -76,7 +77,7 @@ def _beside(other: float, ours: float, ratio: float) -> str:
 def load_points(points: pd.DataFrame) -> Table:
     """A load study's latency, delivery and uplink demand per size and rate (load_study.load_points)."""
     demand = "uplink_demand" in points
-    rows = [[human_size(int(r.size_bytes)), f"{r.messages_per_second:.3g}", f"{r.latency_p50_ms:.0f}", f"{r.latency_p95_ms:.0f}",
+    rows = [[human_size(int(r.size_bytes)), load_study.rate_text(r.messages_per_second), f"{r.latency_p50_ms:.0f}", f"{r.latency_p95_ms:.0f}",
              f"{r.delivery:.2%}", *([number(r.uplink_demand, "{:.2f}")] if demand else [])]
             for r in points.itertuples()]
     return table(rows, ["size", "messages/s", "p50 (ms)", "p95 (ms)", "delivery", *(["uplink demand"] if demand else [])],
