@@ -2,7 +2,7 @@
 
   server PORT
       accepts one connection, never reads from it, sends its FIN (shutdown for writing) after
-      1 s and exits after 10 s.
+      1 s, prints {"fin_sent_at": ...} and exits after 10 s.
   client HOST PORT
       connects, writes without blocking until its send buffer is full, waits until the server's
       FIN has arrived, fills the send buffer again (the server never reads), then waits for room
@@ -30,6 +30,7 @@ def serve(port: int) -> None:
         conn, _ = listener.accept()
         time.sleep(FIN_AFTER_S)
         conn.shutdown(socket.SHUT_WR)
+        print(json.dumps({"fin_sent_at": time.time()}), flush=True)
         time.sleep(10)
         conn.close()
 

@@ -96,9 +96,8 @@ def two_hosts(shadow: str, run_dir, script, server_args: list, client_args: list
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     lines = {}
     for host in ("server", "client"):
-        for stdout in (run_dir / "shadow.data" / "hosts" / host).glob("*.stdout"):
-            if text := stdout.read_text():
-                lines.update(json.loads(text))
+        (stdout,) = (run_dir / "shadow.data" / "hosts" / host).glob("*.stdout")
+        lines.update(json.loads(stdout.read_text()))
     return lines
 
 
