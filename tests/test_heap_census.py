@@ -61,3 +61,27 @@ def test_a_host_with_no_running_node_is_named():
 def test_a_process_that_does_not_exist_is_named():
     with pytest.raises(HeapCensusError, match=r"^process 999999999: cannot read its memory map"):
         heap_census.read_heap(999999999)
+
+
+def test_the_holders_of_a_size_are_counted_by_their_size_and_the_pointers_offset():
+    start = 0x1000000
+
+    def holder(size: int, pointer_at: int, target: int) -> bytes:
+        body = bytearray(chunk(size, True))
+        struct.pack_into("<Q", body, 16 + pointer_at, start + target + 16)
+        return bytes(body)
+
+    # offsets: holders at 0, 64 and 3232; targets at 128 (all zero) and 2192 (not); a free holder at 4256
+    target_with_data = bytearray(chunk(1040, True))
+    target_with_data[100] = 7
+    heap = (holder(64, 8, 128) + holder(64, 8, 2192) + chunk(2064, True) + bytes(target_with_data)
+            + holder(1024, 136, 128) + holder(48, 0, 128) + chunk(64, False) + chunk(1024, True))
+    chunks = heap_census.walk_chunks(heap)
+    count, zero, table = heap_census.holders(heap, start, chunks, 2064)
+    assert (count, zero) == (1, 1)
+    assert table[["holder_size", "offset", "count"]].values.tolist() == [[1024, 136, 1], [64, 8, 1]]
+    assert table["example"].tolist() == [start + 3232, start]
+    assert heap_census.holders(heap, start, chunks, 1040)[:2] == (1, 0)
+    text = heap_census.holders_text(2064, count, zero, table, top=1)
+    assert text.splitlines()[0] == "chunks of 2064 bytes in use: 1, 1 of them only zero bytes"
+    assert len(text.splitlines()) == 3

@@ -229,9 +229,12 @@ def cmd_profile(args) -> None:
 def cmd_heap_census(args) -> None:
     """Count a running node's heap chunks by size."""
     pid = int(args.node) if args.node.isdigit() else heap_census.node_process(args.node)
-    heap = heap_census.read_heap(pid)
+    start, heap = heap_census.heap_mapping(pid)
     chunks = heap_census.walk_chunks(heap, f"process {pid}'s heap")
     print(heap_census.to_text(pid, len(heap), chunks, heap_census.census(chunks), args.top))
+    for size in args.holders:
+        print()
+        print(heap_census.holders_text(size, *heap_census.holders(heap, start, chunks, size), args.top))
 
 
 def cmd_bench_scaling(args) -> None:
@@ -398,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("heap-census", help="count a running node's heap chunks by size: what fills its memory")
     p.add_argument("node", help="a wakunode2 PID, or the Shadow host (e.g. node0143) of a running simulation")
     p.add_argument("--top", type=int, default=15, help="how many chunk sizes to list, largest total first (default: 15)")
+    p.add_argument("--holders", type=int, action="append", default=[], metavar="SIZE",
+                   help="also list which chunks point at the chunks of this size, by their size and the pointer's offset")
     p.set_defaults(func=cmd_heap_census)
 
     p = sub.add_parser("bench-scaling", help="fit wall time and memory against N (or message size) from bench/results.csv")

@@ -13,6 +13,7 @@ import re
 import struct
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from waku_shadow.cost.profile import NODE_PROCESS
@@ -54,6 +55,11 @@ def walk_chunks(heap: bytes, where: str = "the heap") -> list[tuple[int, bool]]:
 
 def read_heap(pid: int) -> bytes:
     """The bytes of a process's [heap] mapping."""
+    return heap_mapping(pid)[1]
+
+
+def heap_mapping(pid: int) -> tuple[int, bytes]:
+    """Where a process's [heap] mapping starts, and its bytes."""
     try:
         maps = Path(f"/proc/{pid}/maps").read_text()
     except OSError as error:
@@ -65,7 +71,7 @@ def read_heap(pid: int) -> bytes:
     try:
         with open(f"/proc/{pid}/mem", "rb") as memory:
             memory.seek(start)
-            return memory.read(end - start)
+            return start, memory.read(end - start)
     except OSError as error:
         raise HeapCensusError(f"process {pid}: cannot read its heap ({error.strerror})") from None
 
@@ -76,6 +82,39 @@ def census(chunks: list[tuple[int, bool]]) -> pd.DataFrame:
     table = sizes.value_counts().rename_axis("size").reset_index(name="count")
     table["kib"] = table["size"] * table["count"] / 1024
     return table.sort_values(["kib", "size"], ascending=False, ignore_index=True)
+
+
+def holders(heap: bytes, start: int, chunks: list[tuple[int, bool]], size: int) -> tuple[int, int, pd.DataFrame]:
+    """Who holds the chunks in use of one size: the chunks in use whose words point at one of them.
+
+    Returns how many chunks of ``size`` are in use, how many of those hold only zero bytes, and the
+    holders counted by their own size and the offset of the pointer in their data (Nim's objects
+    keep a field at one offset, so one kind of holder is one row), with one holder's address each,
+    most first. A pointer from outside the heap (a global, a mapped chunk) is not counted.
+    """
+    sizes = np.array([chunk_size for chunk_size, _ in chunks], dtype=np.int64)
+    in_use = np.array([used for _, used in chunks], dtype=bool)
+    offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    held = offsets[(sizes == size) & in_use]
+    zero = sum(not any(heap[offset + CHUNK_HEADER:offset + size]) for offset in held)
+    words = np.frombuffer(heap, dtype="<u8", count=len(heap) // 8)
+    where = np.flatnonzero(np.isin(words, (start + held + CHUNK_HEADER).astype(np.uint64))) * 8
+    holder = np.searchsorted(offsets, where, side="right") - 1
+    pointers = pd.DataFrame({"holder_size": sizes[holder], "offset": where - offsets[holder] - CHUNK_HEADER,
+                             "holder": start + offsets[holder], "in_use": in_use[holder]})
+    pointers = pointers[pointers["in_use"] & (pointers["offset"] >= 0)]
+    table = (pointers.groupby(["holder_size", "offset"])
+             .agg(count=("holder", "size"), example=("holder", "first"))
+             .reset_index().sort_values(["count", "holder_size"], ascending=False, ignore_index=True))
+    return len(held), zero, table
+
+
+def holders_text(size: int, count: int, zero: int, table: pd.DataFrame, top: int) -> str:
+    lines = [f"chunks of {size} bytes in use: {count}, {zero} of them only zero bytes",
+             "held by: chunk size  pointer at  count  example chunk"]
+    lines += [f"{row.holder_size:18d}  {row.offset:10d}  {row.count:5d}  {row.example:#x}"
+              for row in table.head(top).itertuples()]
+    return "\n".join(lines)
 
 
 def node_process(host: str) -> int:

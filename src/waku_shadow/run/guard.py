@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NoReturn
 
 from waku_shadow import layout
 from waku_shadow.errors import RunError
@@ -166,38 +167,34 @@ def run(
         why = (f"available memory fell below the floor of {gib(memory_floor_bytes)} (the machine had lost "
                f"{gib(stats.peak_memory_bytes)} since the run started{own}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
                f"message size, or lower resources.memory_floor if the machine can spare it")
-    if stalled:
-        stats.status = "stopped: simulated time stood still"
+    def fail(status: str, message: str) -> NoReturn:
+        stats.status = status
         stats.write(run_dir, attempts_log)
-        raise RunError(_where_kept(run_dir, stats, failures_dir,
+        raise RunError(_where_kept(run_dir, stats, failures_dir, message))
+
+    if stalled:
+        fail("stopped: simulated time stood still",
             f"Shadow's simulated time stood still at {stats.simulated_reached} for {_wall(stall_timeout_s)} of "
             f"wall time, so the guard stopped it: a process is most likely in a loop of calls that never block, which "
             f"Shadow, charging no time for computation, cannot move its clock past ({_cpu_times(busiest)}); "
             f"shadow.model_unblocked_syscall_latency: true gives each such call a little simulated time (it changes "
-            f"the timings), resources.stall_timeout sets how long the guard waits"
-        ))
+            f"the timings), resources.stall_timeout sets how long the guard waits")
+    if over_budget or guard_tripped or process.returncode != 0:
+        stats.simulated_reached = shadow_log.latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
     if over_budget or guard_tripped:
-        stats.status = "stopped by memory guard"
-        stats.simulated_reached = shadow_log.latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
-        stats.write(run_dir, attempts_log)
-        raise RunError(_where_kept(run_dir, stats, failures_dir,
-            f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of {reader.simulated_end}: {why}"
-        ))
+        fail("stopped by memory guard",
+             f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of {reader.simulated_end}: {why}")
     if process.returncode != 0:
-        stats.status = "failed"
-        stats.simulated_reached = shadow_log.latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
-        stats.write(run_dir, attempts_log)
         detail = "; ".join(
             f"{f['process']}: expected {f['expected']}, was {f['actual']}" for f in stats.failed_processes[:10]
         )
         more = len(stats.failed_processes) - 10
         reason = "" if detail else shadow_log.missing_patch(run_dir / layout.SHADOW_STDERR) or shadow_log.shadow_error(run_dir / layout.SHADOW_STDERR)
-        raise RunError(_where_kept(run_dir, stats, failures_dir,
+        fail("failed",
             f"Shadow exited with code {process.returncode} at simulated time {stats.simulated_reached}"
             + (f"; {len(stats.failed_processes)} processes ended in an unexpected state: {detail}" if detail else "")
             + (f": {reason}" if reason else "")
-            + (f" (and {more} more)" if more > 0 else "")
-        ))
+            + (f" (and {more} more)" if more > 0 else ""))
     # Fast runs may finish before Shadow prints a progress line: the stop time is where they ended.
     stats.simulated_reached = stats.simulated_end = shadow_log.configured_stop_time(run_dir)
     stats.write(run_dir, attempts_log)
