@@ -40,7 +40,7 @@ def test_this_processs_own_heap_shows_the_buffers_it_allocated():
     libc.free.argtypes = [ctypes.c_void_p]
 
     def buffers_of_16_kib() -> int:
-        table = heap_census.census(heap_census.walk_chunks(heap_census.read_heap(os.getpid())))
+        table = heap_census.census(heap_census.walk_chunks(heap_census.heap_mapping(os.getpid())[1]))
         return int(table.loc[table["size"] == 16400, "count"].sum())
 
     before = buffers_of_16_kib()
@@ -60,7 +60,7 @@ def test_a_host_with_no_running_node_is_named():
 
 def test_a_process_that_does_not_exist_is_named():
     with pytest.raises(HeapCensusError, match=r"^process 999999999: cannot read its memory map"):
-        heap_census.read_heap(999999999)
+        heap_census.heap_mapping(999999999)
 
 
 def test_the_holders_of_a_size_are_counted_by_their_size_and_the_pointers_offset():

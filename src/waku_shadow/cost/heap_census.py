@@ -53,11 +53,6 @@ def walk_chunks(heap: bytes, where: str = "the heap") -> list[tuple[int, bool]]:
     return chunks
 
 
-def read_heap(pid: int) -> bytes:
-    """The bytes of a process's [heap] mapping."""
-    return heap_mapping(pid)[1]
-
-
 def heap_mapping(pid: int) -> tuple[int, bytes]:
     """Where a process's [heap] mapping starts, and its bytes."""
     try:
