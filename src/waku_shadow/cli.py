@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import checkout, layout
-from waku_shadow.analyse import bandwidth, load_study
+from waku_shadow.analyse import bandwidth, connections, load_study
 from waku_shadow.configuration import loader, sources, units
 from waku_shadow.configuration.study import Study
 from waku_shadow.cost import bench, cost_model, heap_census, profile
@@ -135,6 +135,22 @@ def cmd_traffic(args) -> None:
     study = load_run(run_dir)
     pcap.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / layout.TRAFFIC, index=False)
     bandwidth.run_amplification(run_dir, study).to_parquet(run_dir / layout.AMPLIFICATION, index=False)
+
+
+def cmd_closes(args) -> None:
+    run_dir = Path(args.run_dir)
+    open_at_s = args.open_at
+    if open_at_s is None:
+        open_at_s = schedule.read(run_dir)["scheduled_ns"].min() / 1e9
+    closes = connections.connection_closes(run_dir, open_at_s, args.host or None)
+    if args.out:
+        closes.to_csv(args.out, index=False)
+    print(closes.to_string(index=False, float_format=lambda value: f"{value:.3f}"))
+    print(connections.summary(closes, open_at_s))
+    if (run_dir / layout.TRAFFIC).exists() and (run_dir / layout.RECEIPTS).exists():
+        last_receipt_s, after, share = connections.sent_after_last_receipt(run_dir, open_at_s)
+        print(f"after the last receipt ({last_receipt_s:.3f} s) the nodes still sent {after / 1e6:.0f} MB, "
+              f"{share:.1%} of what they sent from {open_at_s:g} s on")
 
 
 def cmd_validate(args) -> None:
@@ -380,6 +396,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("traffic", help="bytes per node and interval from Shadow's packet captures, and each message's amplification")
     p.add_argument("--run-dir", required=True, type=rendered_run)
     p.set_defaults(func=cmd_traffic)
+
+    p = sub.add_parser("closes", help="the long-lived connections a run's nodes closed, and the keep-alive ping failures before them")
+    p.add_argument("--run-dir", required=True, type=rendered_run)
+    p.add_argument("--open-at", type=float, metavar="SECONDS",
+                   help="count the connections open at this simulated time (default: the first scheduled message)")
+    p.add_argument("--host", action="append", default=[], help="only this closer (repeatable; default: every node)")
+    p.add_argument("--out", help="also write the table as CSV here")
+    p.set_defaults(func=cmd_closes)
 
     p = sub.add_parser("bench", help="measure what a run costs: wall time, memory, speed, log volume")
     p.add_argument("configs", nargs="+", help="one study config, or two to compare (second / first); "

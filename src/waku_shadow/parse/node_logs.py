@@ -69,15 +69,16 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise LogError(f"{path}: the compressed log is truncated or corrupt ({exc})") from exc
 
 
-def events(path: Path) -> Iterator[dict]:
-    """The intent / received / sent records of one nwaku JSON log."""
+def events(path: Path, kinds: tuple[str, ...] = READ) -> Iterator[dict]:
+    """The records of one nwaku JSON log whose message starts with one of ``kinds`` (by default the
+    intent / received / sent records and the other events the parse stage reads)."""
     for number, line in read_lines(path):
         text = line.strip()
         if not text or text.startswith(NWAKU_ECHOES):
             continue
         if not (text.startswith("{") and text.endswith("}")):
             raise LogError(f"{path}: line {number} is not a JSON log record: {text[:160]!r}")
-        if not any('"msg":"' + kind in text for kind in READ):
+        if not any('"msg":"' + kind in text for kind in kinds):
             continue
         try:
             record = json.loads(UNQUOTED_TIMESTAMP.sub(r'"ts":"\1",', text, count=1), object_pairs_hook=_first_key_wins)
@@ -109,10 +110,10 @@ def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict
                                    "time_ns": int(record["rejectedTime"]) - SIMULATION_EPOCH_NS})
             elif msg == WITHHELD:
                 withheld.append({"sender": host, "to_peer": record["to_peer"], "msg_id": short_message_id(record["msg_hash"]),
-                                 "reason": record["reason"], "time_ns": _record_time_ns(record["ts"])})
+                                 "reason": record["reason"], "time_ns": record_time_ns(record["ts"])})
             elif msg in SCORE_EVENTS:
                 rln_events.append({"host": host, "event": SCORE_EVENTS[msg], "msg_hash": None, "reason": None,
-                                   "peer_id": record["peer_id"], "time_ns": _record_time_ns(record["ts"])})
+                                   "peer_id": record["peer_id"], "time_ns": record_time_ns(record["ts"])})
             elif msg == RECEIVED:
                 message_ids.setdefault(record.get("msg_id"), set()).add(record["msg_hash"])
                 row = {
@@ -164,7 +165,7 @@ def short_message_id(full: str) -> str:
     return f"{digits[:12]}...{digits[-12:]}" if len(digits) > 24 else digits
 
 
-def _record_time_ns(ts: str) -> int:
+def record_time_ns(ts: str) -> int:
     """A chronicles timestamp ("2000-01-01 00:00:20.475+00:00", millisecond resolution) as
     simulated ns since the start of the run."""
     since_epoch = datetime.fromisoformat(ts) - datetime(1970, 1, 1, tzinfo=timezone.utc)

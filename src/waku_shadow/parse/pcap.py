@@ -1,4 +1,4 @@
-"""Bytes on the wire per node, from the packet captures Shadow writes (shadow.traffic_capture).
+"""Bytes on the wire per node, and the connections each node closed, from the packet captures Shadow writes (shadow.traffic_capture).
 
 Shadow 3 writes one pcap per host interface, timestamped in simulated time, with raw IP
 packets (link type 101). A record's original length is the IP packet's: payload plus
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +23,16 @@ PCAP_MAGIC_US = 0xA1B2C3D4
 LINKTYPE_RAW = 101
 GLOBAL_HEADER = struct.Struct("<IHHiIII")
 RECORD_HEADER = struct.Struct("<IIII")
+IPPROTO_TCP = 6
+TCP_PORTS = struct.Struct(">HH")
+TCP_FLAGS_OFFSET = 13
+TCP_FIN = 0x01
+TCP_SYN_FIN_RST = 0x07
 
 
-def read_pcap(path: Path) -> pd.DataFrame:
-    """One row per packet: time_ns, src, dst (dotted IPv4) and bytes (the IP packet's length)."""
+def records(path: Path) -> Iterator[tuple[int, bytes, int]]:
+    """Each packet of a capture: its simulated time (ns), the captured bytes (IP packet headers) and its
+    original length."""
     with gzip.open(path, "rb") as handle:
         data = handle.read()
     if len(data) < GLOBAL_HEADER.size:
@@ -33,7 +40,6 @@ def read_pcap(path: Path) -> pd.DataFrame:
     magic, _, _, _, _, _, link = GLOBAL_HEADER.unpack_from(data)
     if magic != PCAP_MAGIC_US or link != LINKTYPE_RAW:
         raise LogError(f"{path}: not a little-endian raw-IP pcap (magic {magic:#x}, link type {link})")
-    times, sources, destinations, lengths = [], [], [], []
     offset = GLOBAL_HEADER.size
     while offset < len(data):
         if offset + RECORD_HEADER.size > len(data):
@@ -42,19 +48,52 @@ def read_pcap(path: Path) -> pd.DataFrame:
         packet = data[offset + RECORD_HEADER.size : offset + RECORD_HEADER.size + captured]
         if len(packet) < 20 or len(packet) < captured:
             raise LogError(f"{path}: truncated packet at byte {offset}")
-        times.append(seconds * 1_000_000_000 + micros * 1000)
+        yield seconds * 1_000_000_000 + micros * 1000, packet, original
+        offset += RECORD_HEADER.size + captured
+
+
+def _ip(address: bytes) -> str:
+    return ".".join(map(str, address))
+
+
+def read_pcap(path: Path) -> pd.DataFrame:
+    """One row per packet: time_ns, src, dst (dotted IPv4) and bytes (the IP packet's length)."""
+    times, sources, destinations, lengths = [], [], [], []
+    for time_ns, packet, original in records(path):
+        times.append(time_ns)
         sources.append(packet[12:16])
         destinations.append(packet[16:20])
         lengths.append(original)
-        offset += RECORD_HEADER.size + captured
     return pd.DataFrame(
         {
             "time_ns": np.array(times, dtype="int64"),
-            "src": [".".join(map(str, ip)) for ip in sources],
-            "dst": [".".join(map(str, ip)) for ip in destinations],
+            "src": [_ip(ip) for ip in sources],
+            "dst": [_ip(ip) for ip in destinations],
             "bytes": np.array(lengths, dtype="int64"),
         }
     )
+
+
+def closed_connections(path: Path, own_ip: str) -> pd.DataFrame:
+    """The TCP connections in a host's capture that the host closed first (its FIN went out before
+    the peer's): opened_ns (the connection's first packet), closed_ns (that FIN), peer_ip."""
+    opened: dict[frozenset, int] = {}
+    finished: set[frozenset] = set()
+    rows = []
+    for time_ns, packet, _ in records(path):
+        if packet[9] != IPPROTO_TCP:
+            continue
+        tcp = packet[(packet[0] & 0x0F) * 4 :]
+        source, destination = _ip(packet[12:16]), _ip(packet[16:20])
+        source_port, destination_port = TCP_PORTS.unpack_from(tcp)
+        connection = frozenset({(source, source_port), (destination, destination_port)})
+        opened.setdefault(connection, time_ns)
+        if not tcp[TCP_FLAGS_OFFSET] & TCP_FIN or connection in finished:
+            continue
+        finished.add(connection)
+        if source == own_ip:
+            rows.append({"opened_ns": opened[connection], "closed_ns": time_ns, "peer_ip": destination})
+    return pd.DataFrame(rows, columns=["opened_ns", "closed_ns", "peer_ip"])
 
 
 def node_traffic(run_dir: Path, interval_ns: int) -> pd.DataFrame:

@@ -158,15 +158,7 @@ def run(
         started_utc=started_utc,
         own_peak_memory_bytes=own_peak or None,  # a run too short to be measured has only the machine's
     )
-    if over_budget:
-        why = (f"the run took {gib(own_peak)}, more than the {gib(memory_budget_bytes)} it declared "
-               f"(the cost law x resources.cost_margin, or resources.run_memory); raise resources.run_memory, "
-               f"or refit the law (waku-shadow cost-law) if the build has changed")
-    elif guard_tripped:
-        own = f", {gib(own_peak)} of it by the run itself" if own_peak else ""
-        why = (f"available memory fell below the floor of {gib(memory_floor_bytes)} (the machine had lost "
-               f"{gib(stats.peak_memory_bytes)} since the run started{own}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
-               f"message size, or lower resources.memory_floor if the machine can spare it")
+
     def fail(status: str, message: str) -> NoReturn:
         stats.status = status
         stats.write(run_dir, attempts_log)
@@ -182,6 +174,15 @@ def run(
     if over_budget or guard_tripped or process.returncode != 0:
         stats.simulated_reached = shadow_log.latest_simulated_time(run_dir / layout.SHADOW_LOG, reader.simulated_now)
     if over_budget or guard_tripped:
+        if over_budget:
+            why = (f"the run took {gib(own_peak)}, more than the {gib(memory_budget_bytes)} it declared "
+                   f"(the cost law x resources.cost_margin, or resources.run_memory); raise resources.run_memory, "
+                   f"or refit the law (waku-shadow cost-law) if the build has changed")
+        else:
+            own = f", {gib(own_peak)} of it by the run itself" if own_peak else ""
+            why = (f"available memory fell below the floor of {gib(memory_floor_bytes)} (the machine had lost "
+                   f"{gib(stats.peak_memory_bytes)} since the run started{own}, {stats.wall_seconds:.0f} s wall); lower network.nodes or the "
+                   f"message size, or lower resources.memory_floor if the machine can spare it")
         fail("stopped by memory guard",
              f"memory guard stopped Shadow at simulated time {stats.simulated_reached} of {reader.simulated_end}: {why}")
     if process.returncode != 0:
