@@ -105,6 +105,15 @@ def test_relay_copies_count_what_relays_sent_of_measured_messages(tmp_path, run)
     assert study_tables.run_metrics(copy)["relay_copies"] == pytest.approx(sum(per_relay.values()) / len(per_relay))
 
 
+def test_copies_to_publisher_are_the_sends_of_a_message_to_its_own_publisher():
+    """q's message m1 goes back to q once; p's m2 never goes back to p; a warm-up message is not measured."""
+    measured = pd.DataFrame({"msg_hash": ["m1", "m1", "m2"], "publisher": ["q", "q", "p"]})
+    sends = pd.DataFrame({"msg_hash": ["m1", "m1", "m1", "m2", "m2", "w"], "sender": ["q", "a", "b", "p", "a", "a"],
+                          "to_host": ["a", "b", "q", "a", "b", "p"]})
+    assert bandwidth.copies_to_publisher(sends, measured) == 0.5
+    assert bandwidth.copies_to_publisher(sends[sends["to_host"] != "q"], measured) == 0.0
+
+
 def test_one_way_copies_are_pushes_to_a_peer_that_pushed_on_before_and_sent_nothing_back():
     """p publishes to a and b. b pushes to d at once; a, later, pushes to b and c. b had pushed on before
     a had the message and pushes a nothing (b has not a in its mesh, a has b): a's copy to b is one-way.

@@ -26,6 +26,14 @@ def relay_copies(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
     return float(relayed.groupby(["sender", "msg_hash"]).size().mean())
 
 
+def copies_to_publisher(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
+    """The copies per measured message that relays sent back to its own publisher: all that IDONTWANT
+    on publish (gossipsub.idontwant_on_publish) can withhold."""
+    publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
+    measured_sends = sends[sends["msg_hash"].isin(publisher.index)]
+    return float((measured_sends["to_host"] == measured_sends["msg_hash"].map(publisher)).sum() / len(publisher))
+
+
 def one_way_copies(sends: pd.DataFrame, receipts: pd.DataFrame, measured: pd.DataFrame) -> float:
     """The copies per measured message that a relay pushes to a peer which had pushed the message on
     before the relay got it and pushes the relay nothing: the peer has the relay in its mesh, the relay

@@ -61,6 +61,7 @@ def run_metrics(run_dir: Path) -> dict:
         "gossip_only_receivers": len(gossip.gossip_only_receivers(run_dir)),
         "relay_copies": bandwidth.relay_copies(sends, measured),
         "one_way_copies": bandwidth.one_way_copies(sends, receipts, measured),
+        "copies_to_publisher": bandwidth.copies_to_publisher(sends, measured),
         "withheld_copies": withheld_copies(run_dir, measured),
         **delivery(run_dir),
         "wall_s": cost.wall_seconds,
