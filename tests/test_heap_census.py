@@ -52,6 +52,54 @@ def test_this_processs_own_heap_shows_the_buffers_it_allocated():
             libc.free(pointer)
 
 
+def test_chunks_in_the_tcache_count_as_free():
+    """A heap whose first chunk is glibc's tcache, listing two of three 48-byte chunks (safe-linked
+    when this machine's glibc links so); the third stays in use, and a list running out of the heap
+    stops."""
+    start = 0x5555_0000_0000
+    tcache, first, second, third = 0, heap_census.TCACHE_CHUNK, heap_census.TCACHE_CHUNK + 48, heap_census.TCACHE_CHUNK + 96
+    data = [start + offset + 16 for offset in (first, second, third)]
+
+    def link(at: int, to: int) -> int:
+        return to ^ (at >> 12) if heap_census.SAFE_LINKING else to
+
+    counts = [0] * 64
+    heads = [0] * 64
+    counts[1], heads[1] = 2, data[1]  # bin 1: 48-byte chunks, second then first
+    counts[5], heads[5] = 3, start + (1 << 30)  # a list pointing outside the heap
+    heap = bytearray(chunk(heap_census.TCACHE_CHUNK, True) + chunk(48, True) + chunk(48, True) + chunk(48, True)
+                     + chunk(1024, True))
+    struct.pack_into("<64H", heap, 16, *counts)
+    struct.pack_into("<64Q", heap, 16 + 128, *heads)
+    struct.pack_into("<Q", heap, second + 16, link(data[1], data[0]))
+    struct.pack_into("<Q", heap, first + 16, link(data[0], 0))
+    cached = heap_census.cached_chunks(bytes(heap), start)
+    assert cached == {first, second}
+    chunks = heap_census.walk_chunks(bytes(heap), cached=cached)
+    assert chunks == [(heap_census.TCACHE_CHUNK, True), (48, False), (48, False), (48, True), (1024, True)]
+    assert heap_census.cached_chunks(bytes(heap[heap_census.TCACHE_CHUNK:]), start) == set()  # no tcache first
+
+
+def test_chunks_this_process_freed_into_its_tcache_are_not_counted_in_use():
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    size = 1000  # 1008-byte chunks: glibc's, as Python's own allocator takes 512 bytes and less
+
+    def in_use() -> tuple[int, int]:
+        start, heap = heap_census.heap_mapping(os.getpid())
+        counted = [heap_census.walk_chunks(heap), heap_census.walk_chunks(heap, cached=heap_census.cached_chunks(heap, start))]
+        return tuple(sum(1 for chunk_size, used in chunks if used and chunk_size == 1008) for chunks in counted)
+
+    held = [libc.malloc(size) for _ in range(5)]
+    with_held = in_use()
+    for pointer in held:
+        libc.free(pointer)
+    without_tcache, with_tcache = in_use()
+    assert with_tcache == with_held[1] - 5
+    assert without_tcache > with_tcache  # the freed chunks sit in the tcache, their next chunks' bits still set
+
+
 def test_a_host_with_no_running_node_is_named():
     with pytest.raises(HeapCensusError, match=r"^running wakunode2 processes in a Shadow host folder named "
                                               r"no-such-host: none; give its PID instead$"):

@@ -246,7 +246,7 @@ def cmd_heap_census(args) -> None:
     """Count a running node's heap chunks by size."""
     pid = int(args.node) if args.node.isdigit() else heap_census.node_process(args.node)
     start, heap = heap_census.heap_mapping(pid)
-    chunks = heap_census.walk_chunks(heap, f"process {pid}'s heap")
+    chunks = heap_census.walk_chunks(heap, f"process {pid}'s heap", heap_census.cached_chunks(heap, start))
     print(heap_census.to_text(pid, len(heap), chunks, heap_census.census(chunks), args.top))
     for size in args.holders:
         print()

@@ -9,6 +9,7 @@ above glibc's mmap threshold are mappings of their own and not in it.
 
 from __future__ import annotations
 
+import platform
 import re
 import struct
 from pathlib import Path
@@ -20,6 +21,11 @@ from waku_shadow.cost.profile import NODE_PROCESS
 from waku_shadow.errors import WakuShadowError
 
 CHUNK_HEADER = 16  # glibc's prev_size and size words on 64-bit
+HEAP_READS = 5
+TCACHE_BINS = 64
+TCACHE_CHUNK = CHUNK_HEADER + TCACHE_BINS * (2 + 8)  # 0x290: uint16 counts and the list heads
+GLIBC = platform.libc_ver()[1]  # the nodes run on this machine's glibc
+SAFE_LINKING = bool(GLIBC) and tuple(int(part) for part in GLIBC.split(".")[:2]) >= (2, 32)
 PREV_INUSE = 1
 SIZE_FLAGS = 7
 HEAP_MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) rw-p \S+ \S+ \S+\s+\[heap\]$", re.M)
@@ -29,11 +35,35 @@ class HeapCensusError(WakuShadowError):
     """A process whose heap cannot be read or walked."""
 
 
-def walk_chunks(heap: bytes, where: str = "the heap") -> list[tuple[int, bool]]:
+def cached_chunks(heap: bytes, start: int) -> set[int]:
+    """The offsets of the chunks in the heap's tcache, the main thread's cache of freed small chunks.
+
+    glibc (2.30 and later) keeps it in the heap's first chunk: 64 counts, then 64 list heads, each
+    the address of a freed chunk's data, whose first word links to the next one; since glibc 2.32
+    that link is stored XORed with its own address shifted right by 12 (safe-linking).
+    """
+    if len(heap) < TCACHE_CHUNK or struct.unpack_from("<Q", heap, 8)[0] & ~SIZE_FLAGS != TCACHE_CHUNK:
+        return set()
+    counts = struct.unpack_from(f"<{TCACHE_BINS}H", heap, CHUNK_HEADER)
+    heads = struct.unpack_from(f"<{TCACHE_BINS}Q", heap, CHUNK_HEADER + 2 * TCACHE_BINS)
+    cached = set()
+    for count, data in zip(counts, heads):
+        for _ in range(count):
+            offset = data - CHUNK_HEADER - start
+            if data % 16 or not 0 <= offset < len(heap) - CHUNK_HEADER - 8:
+                break  # a list changed while the heap was read
+            cached.add(offset)
+            link = struct.unpack_from("<Q", heap, offset + CHUNK_HEADER)[0]
+            data = link ^ (data >> 12) if SAFE_LINKING else link
+    return cached
+
+
+def walk_chunks(heap: bytes, where: str = "the heap", cached: set[int] = frozenset()) -> list[tuple[int, bool]]:
     """Each chunk's size and whether it is in use, from the first chunk to the top chunk.
 
-    A chunk is free when the next chunk's PREV_INUSE bit is clear; glibc's fastbins and tcache keep
-    that bit set, so their (small) chunks count as in use.
+    A chunk is free when the next chunk's PREV_INUSE bit is clear, or when it is in ``cached`` (the
+    tcache, whose chunks keep that bit set); glibc's fastbins keep it set too, and their chunks (of
+    at most 128 bytes, the ones the tcache had no room for) count as in use.
     """
     chunks: list[tuple[int, bool]] = []
     offset = 0
@@ -48,13 +78,13 @@ def walk_chunks(heap: bytes, where: str = "the heap") -> list[tuple[int, bool]]:
         in_use = following + CHUNK_HEADER > len(heap) or bool(
             struct.unpack_from("<Q", heap, following + 8)[0] & PREV_INUSE
         )
-        chunks.append((size, in_use))
+        chunks.append((size, in_use and offset not in cached))
         offset = following
     return chunks
 
 
-def heap_mapping(pid: int) -> tuple[int, bytes]:
-    """Where a process's [heap] mapping starts, and its bytes."""
+def heap_extent(pid: int) -> tuple[int, int]:
+    """Where a process's [heap] mapping starts and ends."""
     try:
         maps = Path(f"/proc/{pid}/maps").read_text()
     except OSError as error:
@@ -63,12 +93,23 @@ def heap_mapping(pid: int) -> tuple[int, bytes]:
     if mapping is None:
         raise HeapCensusError(f"process {pid} has no [heap] mapping")
     start, end = (int(address, 16) for address in mapping.groups())
-    try:
-        with open(f"/proc/{pid}/mem", "rb") as memory:
-            memory.seek(start)
-            return start, memory.read(end - start)
-    except OSError as error:
-        raise HeapCensusError(f"process {pid}: cannot read its heap ({error.strerror})") from None
+    return start, end
+
+
+def heap_mapping(pid: int) -> tuple[int, bytes]:
+    """Where a process's [heap] mapping starts, and its bytes, read again until the heap kept its
+    extent while it was read (a heap that grows meanwhile has a top chunk past the bytes read)."""
+    for _ in range(HEAP_READS):
+        start, end = heap_extent(pid)
+        try:
+            with open(f"/proc/{pid}/mem", "rb") as memory:
+                memory.seek(start)
+                heap = memory.read(end - start)
+        except OSError as error:
+            raise HeapCensusError(f"process {pid}: cannot read its heap ({error.strerror})") from None
+        if heap_extent(pid) == (start, end):
+            return start, heap
+    raise HeapCensusError(f"process {pid}: its heap changed its extent during each of {HEAP_READS} reads")
 
 
 def census(chunks: list[tuple[int, bool]]) -> pd.DataFrame:
