@@ -16,8 +16,8 @@ def trim(source: str, destination: str) -> None:
     with gzip.open(destination, "wb") as out:
         out.write(header)
         for time_ns, packet, original in pcap.records(source):
-            tcp = packet[(packet[0] & 0x0F) * 4 :]
-            if packet[9] == pcap.IPPROTO_TCP and tcp[pcap.TCP_FLAGS_OFFSET] & pcap.TCP_SYN_FIN_RST:
+            tcp = pcap.tcp_segment(packet)
+            if tcp is not None and tcp[pcap.TCP_FLAGS_OFFSET] & pcap.TCP_SYN_FIN_RST:
                 seconds, nanoseconds = divmod(time_ns, 1_000_000_000)
                 out.write(pcap.RECORD_HEADER.pack(seconds, nanoseconds // 1000, len(packet), original) + packet)
 

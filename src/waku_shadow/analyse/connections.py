@@ -43,10 +43,7 @@ def connection_closes(run_dir: Path, open_at_s: float, hosts: list[str] | None =
     logs = node_logs.host_logs(run_dir, list(chosen["host"]))
     frames = []
     for host, ip in zip(chosen["host"], chosen["ip"]):
-        capture = run_dir / layout.LOGS / host / pcap.CAPTURE
-        if not capture.exists():
-            raise LogError(f"{capture}: no packet capture; was the run made with shadow.traffic_capture: true?")
-        closes = pcap.closed_connections(capture, ip)
+        closes = pcap.closed_connections(pcap.host_capture(run_dir, host), ip)
         closes = closes[(closes["opened_ns"] < open_at_s * 1e9) & (closes["closed_ns"] > open_at_s * 1e9)]
         failures = ping_dial_failures(logs[host], host_of_peer)
         peer = closes["peer_ip"].map(lambda address: host_of_ip.get(address, address))

@@ -52,6 +52,19 @@ def records(path: Path) -> Iterator[tuple[int, bytes, int]]:
         offset += RECORD_HEADER.size + captured
 
 
+def host_capture(run_dir: Path, host: str) -> Path:
+    """A host's capture in a run folder; a run made without one is named."""
+    capture = run_dir / layout.LOGS / host / CAPTURE
+    if not capture.exists():
+        raise LogError(f"{capture}: no packet capture; was the run made with shadow.traffic_capture: true?")
+    return capture
+
+
+def tcp_segment(packet: bytes) -> bytes | None:
+    """The TCP header (and what was captured after it) of an IP packet; None for another protocol."""
+    return packet[(packet[0] & 0x0F) * 4 :] if packet[9] == IPPROTO_TCP else None
+
+
 def _ip(address: bytes) -> str:
     return ".".join(map(str, address))
 
@@ -81,9 +94,9 @@ def closed_connections(path: Path, own_ip: str) -> pd.DataFrame:
     finished: set[frozenset] = set()
     rows = []
     for time_ns, packet, _ in records(path):
-        if packet[9] != IPPROTO_TCP:
+        tcp = tcp_segment(packet)
+        if tcp is None:
             continue
-        tcp = packet[(packet[0] & 0x0F) * 4 :]
         source, destination = _ip(packet[12:16]), _ip(packet[16:20])
         source_port, destination_port = TCP_PORTS.unpack_from(tcp)
         connection = frozenset({(source, source_port), (destination, destination_port)})
@@ -101,10 +114,7 @@ def node_traffic(run_dir: Path, interval_ns: int) -> pd.DataFrame:
     identities = pd.read_csv(run_dir / layout.IDENTITIES)
     frames = []
     for host, ip in zip(identities["host"], identities["ip"]):
-        capture = run_dir / layout.LOGS / host / CAPTURE
-        if not capture.exists():
-            raise LogError(f"{capture}: no packet capture; was the run made with shadow.traffic_capture: true?")
-        packets = read_pcap(capture)
+        packets = read_pcap(host_capture(run_dir, host))
         bucket = packets["time_ns"] // interval_ns * interval_ns
         outgoing = packets["src"] == ip
         frames.append(
