@@ -122,6 +122,25 @@ def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
     assert calls[True].get("munmap", 0) == calls[True].get("brk", 0) == 0
 
 
+def test_noise_without_encryption_changes_no_receipt(tmp_path):
+    """nwaku patch 0025 sends noise frames unencrypted at their encrypted length: at 200 KB every
+    receipt must stay at the same nanosecond from the same parent, with the same copies sent."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    runs = {}
+    for null_cipher in (False, True):
+        results = tmp_path / f"null-cipher-{null_cipher}"
+        run_workflow(tmp_path / f"null-cipher-{null_cipher}.yaml",
+                     tiny_study(results, "200 KB", {"nwaku_null_cipher": null_cipher}))
+        (runs[null_cipher],) = (results / "stack-test" / "runs").iterdir()
+    compared = bench.compare_receipts(runs[False], runs[True])
+    assert compared["receipts_first"] == compared["receipts_second"] == compared["receipts_in_both"] == 3 * 7
+    assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
+    sends = [len(pd.read_parquet(runs[null_cipher] / "sends.parquet")) for null_cipher in (False, True)]
+    assert sends[0] == sends[1] > 0
+
+
 @pytest.mark.parametrize("family, variants", [
     ("recorded-publishing", {"recorded-publishing": {}, "recorded-publishing-idontwant": {"gossipsub": {"idontwant_on_publish": True}}}),
     ("recorded-muxer", {"recorded-muxer": {}, "recorded-muxer-mplex": {"libp2p": {"stream_muxer": "mplex"}}}),

@@ -273,6 +273,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_hash_once=sh["nwaku_hash_once"],
         nwaku_poll_once_per_burst=sh["nwaku_poll_once_per_burst"],
         nwaku_rdhup_only_with_reader=sh["nwaku_rdhup_only_with_reader"],
+        nwaku_null_cipher=sh["nwaku_null_cipher"],
         nwaku_mmap_threshold_bytes=mmap_threshold,
         traffic_capture=sh["traffic_capture"],
         traffic_interval_ns=traffic_interval,

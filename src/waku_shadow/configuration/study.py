@@ -167,6 +167,7 @@ class Study:
     nwaku_hash_once: bool
     nwaku_poll_once_per_burst: bool
     nwaku_rdhup_only_with_reader: bool
+    nwaku_null_cipher: bool
     nwaku_mmap_threshold_bytes: int
     traffic_capture: bool
     traffic_interval_ns: int
