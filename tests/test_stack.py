@@ -64,6 +64,25 @@ def run_workflow(config_path, study: dict, timeout=1800):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
+def tiny_runs_with_and_without(tmp_path, name: str, size: str, switch: str, shadow: dict | None = None) -> dict:
+    """The tiny study's run folders at ``size`` with the boolean shadow setting ``switch`` off (False)
+    and on (True), each with the other ``shadow`` settings."""
+    runs = {}
+    for setting in (False, True):
+        results = tmp_path / f"{name}-{setting}"
+        run_workflow(tmp_path / f"{name}-{setting}.yaml", tiny_study(results, size, {**(shadow or {}), switch: setting}))
+        (runs[setting],) = (results / "stack-test" / "runs").iterdir()
+    return runs
+
+
+def assert_same_receipts_and_copies(first, second) -> None:
+    compared = bench.compare_receipts(first, second)
+    # the warm-up and one message per publisher, each received by the 7 other nodes
+    assert compared["receipts_first"] == compared["receipts_second"] == compared["receipts_in_both"] == 3 * 7
+    assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
+    assert compared["copies_sent"][0] == compared["copies_sent"][1] > 0
+
+
 def test_tiny_study_end_to_end(tmp_path):
     reason = missing_stack()
     if reason:
@@ -107,17 +126,10 @@ def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
     reason = missing_stack()
     if reason:
         pytest.skip(reason)
-    runs, calls = {}, {}
-    for in_shim in (False, True):
-        results = tmp_path / f"shim-{in_shim}"
-        study = tiny_study(results, "200 KB", {"shim_memory_syscalls": in_shim, "experimental": {"use_syscall_counters": True}})
-        run_workflow(tmp_path / f"shim-{in_shim}.yaml", study)
-        (runs[in_shim],) = (results / "stack-test" / "runs").iterdir()
-        calls[in_shim] = syscall_counts(runs[in_shim] / "shadow.log")
-    compared = bench.compare_receipts(runs[False], runs[True])
-    # the warm-up and one message per publisher, each received by the 7 other nodes
-    assert compared["receipts_first"] == compared["receipts_second"] == compared["receipts_in_both"] == 3 * 7
-    assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
+    runs = tiny_runs_with_and_without(tmp_path, "shim", "200 KB", "shim_memory_syscalls",
+                                      {"experimental": {"use_syscall_counters": True}})
+    assert_same_receipts_and_copies(runs[False], runs[True])
+    calls = {in_shim: syscall_counts(run / "shadow.log") for in_shim, run in runs.items()}
     assert calls[False]["munmap"] > 0 and calls[False]["brk"] > 0
     assert calls[True].get("munmap", 0) == calls[True].get("brk", 0) == 0
 
@@ -128,17 +140,8 @@ def test_noise_without_encryption_changes_no_receipt(tmp_path):
     reason = missing_stack()
     if reason:
         pytest.skip(reason)
-    runs = {}
-    for null_cipher in (False, True):
-        results = tmp_path / f"null-cipher-{null_cipher}"
-        run_workflow(tmp_path / f"null-cipher-{null_cipher}.yaml",
-                     tiny_study(results, "200 KB", {"nwaku_null_cipher": null_cipher}))
-        (runs[null_cipher],) = (results / "stack-test" / "runs").iterdir()
-    compared = bench.compare_receipts(runs[False], runs[True])
-    assert compared["receipts_first"] == compared["receipts_second"] == compared["receipts_in_both"] == 3 * 7
-    assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
-    sends = [len(pd.read_parquet(runs[null_cipher] / "sends.parquet")) for null_cipher in (False, True)]
-    assert sends[0] == sends[1] > 0
+    runs = tiny_runs_with_and_without(tmp_path, "null-cipher", "200 KB", "nwaku_null_cipher")
+    assert_same_receipts_and_copies(runs[False], runs[True])
 
 
 @pytest.mark.parametrize("family, variants", [

@@ -17,11 +17,16 @@ def interval_start(time_s: float, interval_s: float) -> float:
     return time_s // interval_s * interval_s
 
 
+def measured_sends(sends: pd.DataFrame, measured: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """The sends of the measured messages, and each measured message's publisher by its hash."""
+    publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
+    return sends[sends["msg_hash"].isin(publisher.index)], publisher
+
+
 def relay_copies(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
     """The mean copies a node sends of a measured message it relays (its publisher's sends left out):
     about its mesh less the peer the message came from, so how wide the delivery tree branches."""
-    publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
-    relayed = sends[sends["msg_hash"].isin(publisher.index)]
+    relayed, publisher = measured_sends(sends, measured)
     relayed = relayed[relayed["sender"] != relayed["msg_hash"].map(publisher)]
     return float(relayed.groupby(["sender", "msg_hash"]).size().mean())
 
@@ -29,9 +34,8 @@ def relay_copies(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
 def copies_to_publisher(sends: pd.DataFrame, measured: pd.DataFrame) -> float:
     """The copies per measured message that relays sent back to its own publisher: all that IDONTWANT
     on publish (gossipsub.idontwant_on_publish) can withhold."""
-    publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
-    measured_sends = sends[sends["msg_hash"].isin(publisher.index)]
-    return float((measured_sends["to_host"] == measured_sends["msg_hash"].map(publisher)).sum() / len(publisher))
+    sent, publisher = measured_sends(sends, measured)
+    return float((sent["to_host"] == sent["msg_hash"].map(publisher)).sum() / len(publisher))
 
 
 def one_way_copies(sends: pd.DataFrame, receipts: pd.DataFrame, measured: pd.DataFrame) -> float:
@@ -41,8 +45,7 @@ def one_way_copies(sends: pd.DataFrame, receipts: pd.DataFrame, measured: pd.Dat
 
     A push is a copy sent in the instant its sender first sent the message (a mesh peer's eager
     forward, not a later reply to IWANT); the publisher's own copies are left out."""
-    publisher = measured.drop_duplicates("msg_hash").set_index("msg_hash")["publisher"]
-    sends = sends[sends["msg_hash"].isin(publisher.index)]
+    sends, publisher = measured_sends(sends, measured)
     first_sent = sends.groupby(["sender", "msg_hash"])["sent_ns"].min().rename("first_sent_ns")
     pushes = sends.join(first_sent, on=["sender", "msg_hash"]).query("sent_ns == first_sent_ns")
     relayed = pushes[pushes["sender"] != pushes["msg_hash"].map(publisher)]
