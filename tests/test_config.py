@@ -19,11 +19,12 @@ def test_shipped_configs_are_valid(name):
     [
         ("baseline", {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO", "nwaku_copy_once": False,
                       "nwaku_hash_once": False, "nwaku_poll_once_per_burst": False, "nwaku_null_cipher": False,
-                      "shim_memory_syscalls": False}),
+                      "nwaku_select_only_to_wait": False, "shim_memory_syscalls": False}),
         ("uncut", {"nwaku_copy_once": False, "nwaku_hash_once": False, "nwaku_poll_once_per_burst": False,
-                   "nwaku_null_cipher": False, "shim_memory_syscalls": False}),
+                   "nwaku_select_only_to_wait": False, "nwaku_null_cipher": False, "shim_memory_syscalls": False}),
         ("unpatched-shadow", {"shim_memory_syscalls": False}),
         ("encrypted", {"nwaku_null_cipher": False}),
+        ("select-after-wake", {"nwaku_select_only_to_wait": False}),
         ("syscall-latency", {"model_unblocked_syscall_latency": True}),
         ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 68_000_000_000}),
         ("slow-start-after-idle", {"tcp_slow_start_after_idle": True}),
@@ -33,7 +34,7 @@ def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     paper = loader.load(CONFIGS / "paper.yaml")
     laid_over = loader.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_hash_once",
-                                 "nwaku_poll_once_per_burst", "nwaku_null_cipher",
+                                 "nwaku_poll_once_per_burst", "nwaku_select_only_to_wait", "nwaku_null_cipher",
                                  "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources",
                                  "tcp_slow_start_after_idle", "shim_memory_syscalls")
                  if getattr(paper, key) != getattr(laid_over, key)}

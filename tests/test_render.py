@@ -176,6 +176,7 @@ def test_patched_options_name_a_study_key_and_the_patch_that_adds_them():
     "key, variable",
     [("nwaku_copy_once", nwaku.ENV_COPY_ONCE), ("nwaku_hash_once", nwaku.ENV_HASH_ONCE),
      ("nwaku_poll_once_per_burst", nwaku.ENV_POLL_ONCE_PER_BURST),
+     ("nwaku_select_only_to_wait", nwaku.ENV_SELECT_ONLY_TO_WAIT),
      ("nwaku_rdhup_only_with_reader", nwaku.ENV_RDHUP_ONLY_WITH_READER),
      ("nwaku_null_cipher", nwaku.ENV_NULL_CIPHER)],
 )

@@ -120,16 +120,21 @@ def syscall_counts(shadow_log) -> dict[str, int]:
     return {name: int(count) for name, count in (item.split(":") for item in counts.split(", "))}
 
 
+def syscalls_with_and_without(tmp_path, name: str, switch: str) -> dict[bool, dict[str, int]]:
+    """The tiny study's 200 KB run with ``switch`` off and on, Shadow counting the syscalls: every
+    receipt and copy must be the same; returns each run's syscall counts."""
+    runs = tiny_runs_with_and_without(tmp_path, name, "200 KB", switch, {"experimental": {"use_syscall_counters": True}})
+    assert_same_receipts_and_copies(runs[False], runs[True])
+    return {setting: syscall_counts(run / "shadow.log") for setting, run in runs.items()}
+
+
 def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
     """Shadow patch 0002 only moves where the nodes' memory syscalls run: at 200 KB glibc maps each
     message buffer, and every receipt must stay at the same nanosecond from the same parent."""
     reason = missing_stack()
     if reason:
         pytest.skip(reason)
-    runs = tiny_runs_with_and_without(tmp_path, "shim", "200 KB", "shim_memory_syscalls",
-                                      {"experimental": {"use_syscall_counters": True}})
-    assert_same_receipts_and_copies(runs[False], runs[True])
-    calls = {in_shim: syscall_counts(run / "shadow.log") for in_shim, run in runs.items()}
+    calls = syscalls_with_and_without(tmp_path, "shim", "shim_memory_syscalls")
     assert calls[False]["munmap"] > 0 and calls[False]["brk"] > 0
     assert calls[True].get("munmap", 0) == calls[True].get("brk", 0) == 0
 
@@ -142,6 +147,17 @@ def test_noise_without_encryption_changes_no_receipt(tmp_path):
         pytest.skip(reason)
     runs = tiny_runs_with_and_without(tmp_path, "null-cipher", "200 KB", "nwaku_null_cipher")
     assert_same_receipts_and_copies(runs[False], runs[True])
+
+
+def test_selecting_only_to_wait_changes_no_receipt(tmp_path):
+    """nwaku patch 0026 skips the select that follows a node's wake-up: at 200 KB every receipt must
+    stay at the same nanosecond from the same parent, with the same copies, in fewer epoll_waits."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    calls = syscalls_with_and_without(tmp_path, "select", "nwaku_select_only_to_wait")
+    assert calls[True]["epoll_wait"] < 0.8 * calls[False]["epoll_wait"]
+    assert calls[True]["recvfrom"] == calls[False]["recvfrom"] and calls[True]["sendto"] == calls[False]["sendto"]
 
 
 @pytest.mark.parametrize("family, variants", [

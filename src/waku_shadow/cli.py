@@ -15,7 +15,7 @@ from waku_shadow import checkout, layout
 from waku_shadow.analyse import bandwidth, connections, load_study
 from waku_shadow.configuration import loader, sources, units
 from waku_shadow.configuration.study import Study
-from waku_shadow.cost import bench, cost_model, heap_census, profile
+from waku_shadow.cost import bench, cost_model, heap_census, profile, select_census
 from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuShadowError
 from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.parse import node_logs, pcap, trees
@@ -242,6 +242,18 @@ def cmd_profile(args) -> None:
     print(profile.to_markdown(parts, syscalls))
 
 
+def cmd_select_census(args) -> None:
+    """Rerun a run folder's simulation with strace logging and count what its event loops ask the OS."""
+    run_dir = Path(args.run_dir)
+    study = load_run(run_dir)
+    out = Path(args.out or Path("bench") / "selects" / f"{study.name}-{run_dir.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    table = select_census.census_run(run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.keep)
+    print(f"{run_dir.name}: {out / select_census.CENSUS_TABLE}")
+    for name, count in select_census.summary(table).items():
+        print(f"{name}: {count:,}")
+
+
 def cmd_heap_census(args) -> None:
     """Count a running node's heap chunks by size."""
     pid = int(args.node) if args.node.isdigit() else heap_census.node_process(args.node)
@@ -421,6 +433,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="where the tables go (default: bench/profiles/STUDY-RUN)")
     p.add_argument("--keep", action="store_true", help="keep perf.data and the rerun's folder")
     p.set_defaults(func=cmd_profile)
+
+    p = sub.add_parser("select-census", help="rerun a run folder with strace logging: what the nodes' event loops ask the OS")
+    p.add_argument("--run-dir", required=True, type=rendered_run, help="a rendered run folder (results/STUDY/runs/RUN)")
+    p.add_argument("--shadow", default="shadow", help="the Shadow binary (default: shadow on PATH)")
+    p.add_argument("--out", help="where the table goes (default: bench/selects/STUDY-RUN)")
+    p.add_argument("--keep", action="store_true", help="keep the rerun's folder with its strace files")
+    p.set_defaults(func=cmd_select_census)
 
     p = sub.add_parser("heap-census", help="count a running node's heap chunks by size: what fills its memory")
     p.add_argument("node", help="a wakunode2 PID, or the Shadow host (e.g. node0143) of a running simulation")

@@ -272,6 +272,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_copy_once=sh["nwaku_copy_once"],
         nwaku_hash_once=sh["nwaku_hash_once"],
         nwaku_poll_once_per_burst=sh["nwaku_poll_once_per_burst"],
+        nwaku_select_only_to_wait=sh["nwaku_select_only_to_wait"],
         nwaku_rdhup_only_with_reader=sh["nwaku_rdhup_only_with_reader"],
         nwaku_null_cipher=sh["nwaku_null_cipher"],
         nwaku_mmap_threshold_bytes=mmap_threshold,

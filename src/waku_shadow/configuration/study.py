@@ -166,6 +166,7 @@ class Study:
     nwaku_copy_once: bool
     nwaku_hash_once: bool
     nwaku_poll_once_per_burst: bool
+    nwaku_select_only_to_wait: bool
     nwaku_rdhup_only_with_reader: bool
     nwaku_null_cipher: bool
     nwaku_mmap_threshold_bytes: int

@@ -33,6 +33,7 @@ ENV_GLIBC_MMAP_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"
 ENV_COPY_ONCE = "WAKU_SIM_SHARED_SEND_ENCODING"
 ENV_HASH_ONCE = "WAKU_SIM_HASH_ONCE"
 ENV_POLL_ONCE_PER_BURST = "WAKU_SIM_SKIP_REPEATED_IDLE_SELECTS"
+ENV_SELECT_ONLY_TO_WAIT = "WAKU_SIM_SELECT_ONLY_TO_WAIT"
 ENV_RDHUP_ONLY_WITH_READER = "WAKU_SIM_RDHUP_ONLY_WITH_READER"
 ENV_NULL_CIPHER = "WAKU_SIM_NULL_CIPHER"
 ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
@@ -151,6 +152,8 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_HASH_ONCE] = "1"
     if study.nwaku_poll_once_per_burst:
         env[ENV_POLL_ONCE_PER_BURST] = "1"
+    if study.nwaku_select_only_to_wait:
+        env[ENV_SELECT_ONLY_TO_WAIT] = "1"
     if study.nwaku_rdhup_only_with_reader:
         env[ENV_RDHUP_ONLY_WITH_READER] = "1"
     if study.nwaku_null_cipher:

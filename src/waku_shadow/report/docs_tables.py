@@ -27,7 +27,7 @@ from waku_shadow import layout
 from waku_shadow.analyse import hops, load_study, stats, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration.units import human_size
-from waku_shadow.cost import bench, cost_model, profile
+from waku_shadow.cost import bench, cost_model, profile, select_census
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare, published
 from waku_shadow.paper.study_results import StudyResults
@@ -540,6 +540,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "profiles": profiles(bench_dir),
+        "selects": select_census.comparison(sorted(p.parent for p in (bench_dir / "selects").glob(f"*/{select_census.CENSUS_TABLE}"))),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
         "memory-split": memory_split(gathered),
         "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
