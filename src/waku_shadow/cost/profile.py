@@ -47,6 +47,19 @@ SHADOW_PROCESSES = {"shadow", "shadow-worker", "shadow-logger", "child-pid-watch
 NODE_PROCESS = "wakunode2"
 
 
+def rerun_folder(run_dir: Path, out: Path) -> Path:
+    """``out/run``, made afresh with ``run_dir``'s shadow.yaml and network graph, to rerun its simulation
+    in (the binaries and message files shadow.yaml names are absolute paths)."""
+    if not (run_dir / layout.SHADOW_CONFIG).is_file():
+        raise RunError(f"{run_dir} is not a rendered run folder: it has no {layout.SHADOW_CONFIG}")
+    scratch = out / "run"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    for name in (layout.SHADOW_CONFIG, layout.NETWORK_GRAPH):
+        shutil.copy2(run_dir / name, scratch / name)
+    return scratch
+
+
 def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int, frequency: int = 499) -> Path:
     """Rerun ``run_dir``'s simulation in ``out/run`` under ``perf record``; return perf.data.
 
@@ -56,13 +69,7 @@ def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int
     perf = shutil.which("perf")
     if perf is None:
         raise RunError("perf not found: install it (Debian: linux-perf) to profile a run")
-    if not (run_dir / layout.SHADOW_CONFIG).is_file():
-        raise RunError(f"{run_dir} is not a rendered run folder: it has no {layout.SHADOW_CONFIG}")
-    scratch = out / "run"
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
-    for name in (layout.SHADOW_CONFIG, layout.NETWORK_GRAPH):
-        shutil.copy2(run_dir / name, scratch / name)
+    scratch = rerun_folder(run_dir, out)
     perf_data = out / "perf.data"
     guard.run(shadow_binary, scratch, memory_floor_bytes,
               wrapper=[perf, "record", "-F", str(frequency), "-o", str(perf_data.absolute()), "--"])

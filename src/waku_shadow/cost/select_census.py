@@ -20,6 +20,7 @@ import pandas as pd
 import yaml
 
 from waku_shadow import layout
+from waku_shadow.cost import profile
 from waku_shadow.errors import RunError
 from waku_shadow.run import guard
 
@@ -32,13 +33,8 @@ COLUMNS = ["timeout", "found", "previous_found", "watched_since", "end_of_stream
 def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int) -> Path:
     """Rerun ``run_dir``'s simulation in ``out/run`` with Shadow's deterministic strace logging;
     return the folder of its hosts. The run folder itself is left as it is."""
-    if not (run_dir / layout.SHADOW_CONFIG).is_file():
-        raise RunError(f"{run_dir} is not a rendered run folder: it has no {layout.SHADOW_CONFIG}")
-    scratch = out / "run"
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
-    shutil.copy2(run_dir / layout.NETWORK_GRAPH, scratch / layout.NETWORK_GRAPH)
-    config = yaml.safe_load((run_dir / layout.SHADOW_CONFIG).read_text())
+    scratch = profile.rerun_folder(run_dir, out)
+    config = yaml.safe_load((scratch / layout.SHADOW_CONFIG).read_text())
     config.setdefault("experimental", {})["strace_logging_mode"] = "deterministic"
     (scratch / layout.SHADOW_CONFIG).write_text(yaml.safe_dump(config, sort_keys=False))
     guard.run(shadow_binary, scratch, memory_floor_bytes)

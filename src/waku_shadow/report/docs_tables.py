@@ -526,6 +526,11 @@ def profiles(bench_dir: Path) -> str | None:
     return profile.comparison(sorted(p.parent for p in (bench_dir / "profiles").glob(f"*/{profile.SPLIT_TABLE}")))
 
 
+def selects(bench_dir: Path) -> str | None:
+    """What the nodes' event loops asked the OS in the censused runs (waku-shadow select-census → bench/selects/*/)."""
+    return select_census.comparison(sorted(p.parent for p in (bench_dir / "selects").glob(f"*/{select_census.CENSUS_TABLE}")))
+
+
 def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
     gathered = study_runs.gather(studies(results_dir))
     law = cost_law(bench_dir)
@@ -540,7 +545,7 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "profiles": profiles(bench_dir),
-        "selects": select_census.comparison(sorted(p.parent for p in (bench_dir / "selects").glob(f"*/{select_census.CENSUS_TABLE}"))),
+        "selects": selects(bench_dir),
         "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
         "memory-split": memory_split(gathered),
         "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
