@@ -84,7 +84,7 @@ RUN source=; if [ -e /src/nwaku/.git ]; then source=/src/nwaku; \
 FROM debian:${DEBIAN}
 ARG NWAKU_TAG=v0.38.1
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ca-certificates curl git python3 python3-venv libglib2.0-0 procps \
+      ca-certificates curl git python3 python3-venv libglib2.0-0 libjemalloc2 procps \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=ca-certificates / /usr/local/share/ca-certificates/
 RUN update-ca-certificates

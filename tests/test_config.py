@@ -19,12 +19,15 @@ def test_shipped_configs_are_valid(name):
     [
         ("baseline", {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO", "nwaku_copy_once": False,
                       "nwaku_hash_once": False, "nwaku_poll_once_per_burst": False, "nwaku_null_cipher": False,
-                      "nwaku_select_only_to_wait": False, "shim_memory_syscalls": False}),
+                      "nwaku_select_only_to_wait": False, "nwaku_stand_in_key_exchange": False,
+                      "shim_memory_syscalls": False}),
         ("uncut", {"nwaku_copy_once": False, "nwaku_hash_once": False, "nwaku_poll_once_per_burst": False,
-                   "nwaku_select_only_to_wait": False, "nwaku_null_cipher": False, "shim_memory_syscalls": False}),
+                   "nwaku_select_only_to_wait": False, "nwaku_null_cipher": False,
+                   "nwaku_stand_in_key_exchange": False, "shim_memory_syscalls": False}),
         ("unpatched-shadow", {"shim_memory_syscalls": False}),
         ("encrypted", {"nwaku_null_cipher": False}),
         ("select-after-wake", {"nwaku_select_only_to_wait": False}),
+        ("x25519", {"nwaku_stand_in_key_exchange": False}),
         ("syscall-latency", {"model_unblocked_syscall_latency": True}),
         ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 68_000_000_000}),
         ("slow-start-after-idle", {"tcp_slow_start_after_idle": True}),
@@ -35,11 +38,28 @@ def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     laid_over = loader.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_hash_once",
                                  "nwaku_poll_once_per_burst", "nwaku_select_only_to_wait", "nwaku_null_cipher",
+                                 "nwaku_stand_in_key_exchange",
                                  "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources",
                                  "tcp_slow_start_after_idle", "shim_memory_syscalls")
                  if getattr(paper, key) != getattr(laid_over, key)}
     assert differing == set(changed)
     assert {key: getattr(laid_over, key) for key in changed} == changed
+
+
+def test_shadow_glibc_overlay_changes_only_shadows_malloc():
+    paper = loader.load(CONFIGS / "paper.yaml")
+    laid_over = loader.load(CONFIGS / "paper.yaml", CONFIGS / "shadow-glibc.yaml")
+    assert (paper.stack.shadow_allocator, laid_over.stack.shadow_allocator) == ("auto", "glibc")
+    assert laid_over.study_config() == paper.study_config()  # a machine setting: no run is due again
+
+
+def test_shadows_allocator_is_a_name_or_a_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        loader.resolve({"study": "x", "stack": {"shadow": {"allocator": "tcmalloc"}}})
+    assert "stack.shadow.allocator: 'tcmalloc' is none of auto, glibc, jemalloc" in str(refused.value)
+    study = loader.resolve({"study": "x", "stack": {"shadow": {"allocator": "lib/libmymalloc.so"}}})
+    assert study.stack.shadow_allocator == str(tmp_path / "lib" / "libmymalloc.so")
 
 
 def test_ten_publishers_overlay_changes_only_the_publishers():

@@ -14,8 +14,8 @@ import pytest
 from conftest import RECORDED
 
 from waku_shadow import layout
-from waku_shadow.errors import RunError
-from waku_shadow.run import guard, memory, run_stats, shadow_log
+from waku_shadow.errors import RunError, StackError
+from waku_shadow.run import allocator, guard, memory, run_stats, shadow_log
 
 GIB = 1024**3
 
@@ -409,3 +409,36 @@ def test_a_run_whose_simulated_time_moves_outlasts_the_stall_timeout(tmp_path, m
     stats = guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False,
                       stall_timeout_s=1.0)
     assert stats.status == "completed"
+
+
+def test_shadow_runs_with_the_malloc_it_is_given_and_the_run_says_which(tmp_path, monkeypatch):
+    """stack.shadow.allocator reaches Shadow's process as LD_PRELOAD (libc itself stands in for a
+    malloc library here), and run_stats.json names it; without one Shadow gets no LD_PRELOAD of ours."""
+    shadow = fake_shadow(tmp_path, "import os\nprint(os.environ.get('LD_PRELOAD', 'none'))\n")
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.01, echo_progress=False, preload="libc.so.6")
+    assert (tmp_path / layout.SHADOW_LOG).read_text().split() == ["libc.so.6"]
+    assert json.loads((tmp_path / layout.RUN_STATS).read_text())["shadow_allocator"] == stats.shadow_allocator == "libc.so.6"
+    stats = guard.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.01, echo_progress=False)
+    assert (tmp_path / layout.SHADOW_LOG).read_text().split() == ["none"]
+    assert stats.shadow_allocator == "glibc"
+
+
+@pytest.mark.parametrize("installed", [None, "libjemalloc.so.2"])
+def test_auto_takes_jemalloc_where_it_is_installed(monkeypatch, installed):
+    monkeypatch.setattr(allocator.ctypes.util, "find_library", lambda name: installed if name == "jemalloc" else None)
+    assert allocator.preload("auto") == installed
+    assert allocator.preload("glibc") is None
+    if installed:
+        assert allocator.preload("jemalloc") == installed
+    else:
+        with pytest.raises(StackError, match=r"stack.shadow.allocator: jemalloc, but libjemalloc is not installed \(Debian: apt install libjemalloc2\)"):
+            allocator.preload("jemalloc")
+
+
+def test_a_malloc_library_given_by_path_must_exist(tmp_path):
+    library = tmp_path / "libmymalloc.so"
+    with pytest.raises(StackError, match=f"stack.shadow.allocator: {library} is not a file"):
+        allocator.preload(str(library))
+    library.write_bytes(b"")
+    assert allocator.preload(str(library)) == str(library)

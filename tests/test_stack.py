@@ -149,6 +149,16 @@ def test_noise_without_encryption_changes_no_receipt(tmp_path):
     assert_same_receipts_and_copies(runs[False], runs[True])
 
 
+def test_stand_in_key_exchange_changes_no_receipt(tmp_path):
+    """nwaku patch 0027 keys noise's handshakes without X25519, with keys of the same length: at
+    200 KB every receipt must stay at the same nanosecond from the same parent, with the same copies."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    runs = tiny_runs_with_and_without(tmp_path, "key-exchange", "200 KB", "nwaku_stand_in_key_exchange")
+    assert_same_receipts_and_copies(runs[False], runs[True])
+
+
 def test_selecting_only_to_wait_changes_no_receipt(tmp_path):
     """nwaku patch 0026 skips the select that follows a node's wake-up: at 200 KB every receipt must
     stay at the same nanosecond from the same parent, with the same copies, in fewer epoll_waits."""

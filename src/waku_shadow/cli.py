@@ -21,7 +21,7 @@ from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.parse import node_logs, pcap, trees
 from waku_shadow.render import churn_plan, plan, provenance, run_folder, schedule
 from waku_shadow.report import config_reference, docs_tables, figures_page, plots, study_analysis, study_report, tables
-from waku_shadow.run import collect, guard, run_stats
+from waku_shadow.run import allocator, collect, guard, run_stats
 from waku_shadow.stack import builds
 from waku_shadow.validate import publish_retries, validation
 
@@ -108,6 +108,7 @@ def cmd_simulate(args) -> None:
         failures_dir=layout.failures(study_dir, run_dir.name),
         parallelism=args.parallelism,
         memory_budget_bytes=args.memory_budget_mb * 2**20 if args.memory_budget_mb else None,
+        preload=allocator.preload(study.stack.shadow_allocator),
     )
     collect.collect(run_dir)
     print(
@@ -236,7 +237,8 @@ def cmd_profile(args) -> None:
     out = Path(args.out or Path("bench") / "profiles" / f"{study.name}-{run_dir.name}")
     out.mkdir(parents=True, exist_ok=True)
     parts, syscalls, wall_seconds = profile.profile_run(
-        run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.frequency, args.keep
+        run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.frequency, args.keep,
+        allocator.preload(study.stack.shadow_allocator),
     )
     print(f"{run_dir.name} under perf: {wall_seconds:.0f} s wall; tables in {out}\n")
     print(profile.to_markdown(parts, syscalls))
@@ -248,7 +250,8 @@ def cmd_select_census(args) -> None:
     study = load_run(run_dir)
     out = Path(args.out or Path("bench") / "selects" / f"{study.name}-{run_dir.name}")
     out.mkdir(parents=True, exist_ok=True)
-    table = select_census.census_run(run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.keep)
+    table = select_census.census_run(run_dir, out, args.shadow, study.resources.memory_floor_bytes, args.keep,
+                                     allocator.preload(study.stack.shadow_allocator))
     print(f"{run_dir.name}: {out / select_census.CENSUS_TABLE}")
     for name, count in select_census.summary(table).items():
         print(f"{name}: {count:,}")

@@ -16,6 +16,7 @@ from waku_shadow.configuration.study import (
     Gossipsub,
     Locations,
     Resources,
+    SHADOW_ALLOCATORS,
     Rln,
     RunPoint,
     Spam,
@@ -275,6 +276,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_select_only_to_wait=sh["nwaku_select_only_to_wait"],
         nwaku_rdhup_only_with_reader=sh["nwaku_rdhup_only_with_reader"],
         nwaku_null_cipher=sh["nwaku_null_cipher"],
+        nwaku_stand_in_key_exchange=sh["nwaku_stand_in_key_exchange"],
         nwaku_mmap_threshold_bytes=mmap_threshold,
         traffic_capture=sh["traffic_capture"],
         traffic_interval_ns=traffic_interval,
@@ -494,11 +496,15 @@ def _stack(stack: dict, preamble: bool) -> Stack:
         raise refused(
             "stack.nwaku.allocator", "malloc needs memory_manager orc (Nim's refc collector ignores it); use allocator nim"
         )
+    if shadow["allocator"] not in SHADOW_ALLOCATORS and "/" not in shadow["allocator"]:
+        raise refused("stack.shadow.allocator",
+                      f"{shadow['allocator']!r} is none of {', '.join(SHADOW_ALLOCATORS)} and not a path to a malloc library")
     curl = stack["curl"]
     return Stack(
         shadow_binary=local_path(shadow["binary"]),
         shadow_repository=shadow["repository"],
         shadow_tag=shadow["tag"],
+        shadow_allocator=local_path(shadow["allocator"]) if "/" in shadow["allocator"] else shadow["allocator"],
         nwaku_binary=local_path(nwaku["binary"]),
         nwaku_source=local_path(nwaku["source"]),
         nwaku_repository=nwaku["repository"],

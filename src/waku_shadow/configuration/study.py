@@ -67,11 +67,15 @@ class Locations:
         return rtt_matrix.one_way_ns(self.matrix, a, b, self.one_way_fraction)
 
 
+SHADOW_ALLOCATORS = ("auto", "glibc", "jemalloc")  # stack.shadow.allocator's names; anything else is a path
+
+
 @dataclass(frozen=True)
 class Stack:
     shadow_binary: str | None
     shadow_repository: str
     shadow_tag: str
+    shadow_allocator: str  # "auto", "glibc", "jemalloc" or the path of a malloc library (run/allocator.py)
     nwaku_binary: str | None
     nwaku_source: str | None
     nwaku_repository: str
@@ -169,6 +173,7 @@ class Study:
     nwaku_select_only_to_wait: bool
     nwaku_rdhup_only_with_reader: bool
     nwaku_null_cipher: bool
+    nwaku_stand_in_key_exchange: bool
     nwaku_mmap_threshold_bytes: int
     traffic_capture: bool
     traffic_interval_ns: int

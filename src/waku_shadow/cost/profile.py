@@ -60,7 +60,8 @@ def rerun_folder(run_dir: Path, out: Path) -> Path:
     return scratch
 
 
-def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int, frequency: int = 499) -> Path:
+def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int, frequency: int = 499,
+           preload: str | None = None) -> Path:
     """Rerun ``run_dir``'s simulation in ``out/run`` under ``perf record``; return perf.data.
 
     The run folder itself is left as it is: shadow.yaml and the network graph are copied (the
@@ -72,15 +73,16 @@ def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int
     scratch = rerun_folder(run_dir, out)
     perf_data = out / "perf.data"
     guard.run(shadow_binary, scratch, memory_floor_bytes,
-              wrapper=[perf, "record", "-F", str(frequency), "-o", str(perf_data.absolute()), "--"])
+              wrapper=[perf, "record", "-F", str(frequency), "-o", str(perf_data.absolute()), "--"], preload=preload)
     return perf_data
 
 
 def profile_run(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int, frequency: int,
-                keep: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+                keep: bool = False, preload: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """Record ``run_dir`` under perf into ``out`` and write its tables; return (split, syscalls, wall s).
-    Unless ``keep``, perf.data and the rerun's folder are removed afterwards."""
-    perf_data = record(run_dir, out, shadow_binary, memory_floor_bytes, frequency)
+    Unless ``keep``, perf.data and the rerun's folder are removed afterwards. ``preload``: Shadow's
+    malloc, as guard.run takes it."""
+    perf_data = record(run_dir, out, shadow_binary, memory_floor_bytes, frequency, preload)
     wall_seconds = run_stats.read_stats(out / "run").wall_seconds
     syscalls = syscall_counts(out / "run" / layout.SHADOW_LOG)
     parts = write(out, parse_report(report_text(perf_data)), syscalls, wall_seconds)

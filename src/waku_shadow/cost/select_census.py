@@ -30,14 +30,14 @@ EPOLL_CTL_DEL = "2"
 COLUMNS = ["timeout", "found", "previous_found", "watched_since", "end_of_stream_next", "selects"]
 
 
-def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int) -> Path:
+def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int, preload: str | None = None) -> Path:
     """Rerun ``run_dir``'s simulation in ``out/run`` with Shadow's deterministic strace logging;
     return the folder of its hosts. The run folder itself is left as it is."""
     scratch = profile.rerun_folder(run_dir, out)
     config = yaml.safe_load((scratch / layout.SHADOW_CONFIG).read_text())
     config.setdefault("experimental", {})["strace_logging_mode"] = "deterministic"
     (scratch / layout.SHADOW_CONFIG).write_text(yaml.safe_dump(config, sort_keys=False))
-    guard.run(shadow_binary, scratch, memory_floor_bytes)
+    guard.run(shadow_binary, scratch, memory_floor_bytes, preload=preload)
     return scratch / layout.SHADOW_DATA / "hosts"
 
 
@@ -125,10 +125,11 @@ def comparison(census_dirs: list[Path]) -> str | None:
 
 
 def census_run(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int,
-               keep: bool = False) -> pd.DataFrame:
+               keep: bool = False, preload: str | None = None) -> pd.DataFrame:
     """Rerun ``run_dir`` with strace logging into ``out``, write its census there and return it.
-    Unless ``keep``, the rerun's folder is removed afterwards."""
-    table = census(record(run_dir, out, shadow_binary, memory_floor_bytes))
+    Unless ``keep``, the rerun's folder is removed afterwards. ``preload``: Shadow's malloc, as
+    guard.run takes it."""
+    table = census(record(run_dir, out, shadow_binary, memory_floor_bytes, preload))
     table.to_csv(out / CENSUS_TABLE, index=False)
     if not keep:
         shutil.rmtree(out / "run")

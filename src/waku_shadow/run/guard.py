@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from waku_shadow import layout
 from waku_shadow.errors import RunError
-from waku_shadow.run import failures, memory, shadow_log
+from waku_shadow.run import allocator, failures, memory, shadow_log
 from waku_shadow.run.memory import MemoryBreakdown, gib
 from waku_shadow.run.run_stats import RunStats
 
@@ -45,6 +45,32 @@ class _ProgressReader(threading.Thread):
                     self.simulated_now, self.simulated_end = match["now"], match["end"]
 
 
+class _OwnPeakSampler(threading.Thread):
+    """Samples the run's own memory (memory.session_pss_bytes) apart from the guard's loop: one
+    sample reads every node's smaps_rollup, which waits for each busy node's memory lock and took
+    20 to 50 s in the start-up of a 1000-node run, while the loop must keep watching the machine's
+    available memory. Samples every BREAKDOWN_INTERVAL_S, and at once when ``wake`` is set (the
+    machine's memory at a new low, when the run's own peak most likely is)."""
+
+    def __init__(self, session: int):
+        super().__init__(daemon=True)
+        self.session, self.peak = session, 0
+        self.wake, self.done = threading.Event(), threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            self.peak = max(self.peak, memory.session_pss_bytes(self.session))
+            self.wake.wait(BREAKDOWN_INTERVAL_S)
+            self.wake.clear()
+            self.done.wait(1.0)  # at most one sample a second, however often woken
+
+    def stop(self) -> int:
+        self.done.set()
+        self.wake.set()
+        self.join(timeout=60)
+        return self.peak
+
+
 def run(
     shadow_binary: str,
     run_dir: Path,
@@ -58,6 +84,7 @@ def run(
     parallelism: int | None = None,
     memory_budget_bytes: int | None = None,
     wrapper: list[str] | None = None,
+    preload: str | None = None,
 ) -> RunStats:
     """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly.
 
@@ -69,6 +96,7 @@ def run(
     named in the error. It also stops Shadow when the simulated time of its progress lines has not
     moved for ``stall_timeout_s`` of wall time, naming the process that used the most CPU.
     ``wrapper`` is a command Shadow runs under (a profiler), Shadow's command line appended to it.
+    ``preload`` is a library Shadow's process runs with (its malloc, run/allocator.py).
     """
     found = shutil.which(shadow_binary)
     if found is None:
@@ -96,6 +124,7 @@ def run(
             stdout=stdout,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            env={**os.environ, "LD_PRELOAD": preload} if preload else None,
             preexec_fn=memory.merge_identical_pages if merge_identical_pages else None,
         )
         reader = _ProgressReader(process.stderr, run_dir / layout.SHADOW_STDERR, echo_progress)
@@ -103,7 +132,8 @@ def run(
         guard_tripped = over_budget = stalled = False
         simulated_seen, simulated_moved = reader.simulated_now, started
         own_peak = 0
-        last_own_check, next_own_check = started - 1.0, started + BREAKDOWN_INTERVAL_S
+        sampler = _OwnPeakSampler(process.pid)
+        sampler.start()
         at_peak: MemoryBreakdown | None = None
         next_breakdown = started + BREAKDOWN_INTERVAL_S  # nothing to break down before the nodes start
         # Shadow runs in its own session: if we are stopped, it must not run on unguarded
@@ -124,15 +154,13 @@ def run(
                     busiest = memory.busiest_processes(process.pid, run_dir)
                     _stop(process)
                     break
-                # at intervals, and sooner when the machine's memory reaches a new low, which is when
-                # the run's own peak most likely is
-                if now >= next_own_check or (available == min_available and now >= last_own_check + 1.0):
-                    own_peak = max(own_peak, memory.session_pss_bytes(process.pid))
-                    last_own_check, next_own_check = now, now + BREAKDOWN_INTERVAL_S
-                    if memory_budget_bytes and own_peak > memory_budget_bytes:
-                        over_budget = True
-                        _stop(process)
-                        break
+                if available == min_available:
+                    sampler.wake.set()
+                own_peak = sampler.peak
+                if memory_budget_bytes and own_peak > memory_budget_bytes:
+                    over_budget = True
+                    _stop(process)
+                    break
                 if now >= next_breakdown and (at_peak is None or available <= min_available):
                     at_peak = memory.breakdown(process.pid, now - started, baseline_available - available)
                     next_breakdown = now + BREAKDOWN_INTERVAL_S
@@ -142,6 +170,7 @@ def run(
             signal.signal(signal.SIGTERM, previous)
             if process.poll() is None:
                 _stop(process)
+            own_peak = max(own_peak, sampler.stop())
         reader.join(timeout=10)
 
     stats = RunStats(
@@ -157,6 +186,7 @@ def run(
         memory_at_peak=None if at_peak is None else asdict(at_peak),
         started_utc=started_utc,
         own_peak_memory_bytes=own_peak or None,  # a run too short to be measured has only the machine's
+        shadow_allocator=allocator.name(preload),
     )
 
     def fail(status: str, message: str) -> NoReturn:

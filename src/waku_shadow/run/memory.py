@@ -116,10 +116,18 @@ def busiest_processes(session: int, run_dir: Path, count: int = 2) -> list[tuple
 
 def session_pss_bytes(session: int) -> int:
     """The proportional set size of every process in the session: each shared page (Shadow's shared
-    memory with its processes, merged pages, the page cache) counted once over all who map it."""
+    memory with its processes, merged pages, the page cache) counted once over all who map it.
+
+    Shadow itself, the session's leader, is counted by its resident size: smaps_rollup walks every
+    mapping under the process's memory lock, and Shadow's allocator (jemalloc) maps and returns
+    memory often enough that one read of a 1000-node run's Shadow took seconds, the guard's loop
+    waiting with it. Its pages shared with the nodes are a few MiB (MemoryBreakdown.shmem_bytes)."""
     total = 0
     for pid in _session_members(session):
         try:
+            if pid == session:
+                total += sum(_status_fields(pid).values())
+                continue
             with open(f"/proc/{pid}/smaps_rollup") as rollup:
                 for line in rollup:
                     if line.startswith("Pss:"):

@@ -29,6 +29,7 @@ class RunStats:
     # None in runs recorded before it, whose only measure is peak_memory_bytes, the fall of the machine's
     # available memory, which counts whatever else ran beside them
     own_peak_memory_bytes: int | None = None
+    shadow_allocator: str | None = None  # the malloc Shadow ran with (run/allocator.py); None in runs recorded before it
 
     @property
     def memory_bytes(self) -> int:
