@@ -49,8 +49,9 @@ class _OwnPeakSampler(threading.Thread):
     """Samples the run's own memory (memory.session_pss_bytes) apart from the guard's loop: one
     sample reads every node's smaps_rollup, which waits for each busy node's memory lock and took
     20 to 50 s in the start-up of a 1000-node run, while the loop must keep watching the machine's
-    available memory. Samples every BREAKDOWN_INTERVAL_S, and at once when ``wake`` is set (the
-    machine's memory at a new low, when the run's own peak most likely is)."""
+    available memory. After each sample it waits BREAKDOWN_INTERVAL_S, or until ``wake`` is set (the
+    machine's memory at a new low, when the run's own peak most likely is), then one second more, so
+    it samples at most once a second and, left alone, every BREAKDOWN_INTERVAL_S + 1 seconds."""
 
     def __init__(self, session: int):
         super().__init__(daemon=True)
