@@ -20,14 +20,16 @@ def test_shipped_configs_are_valid(name):
         ("baseline", {"nwaku_services": "nwaku_defaults", "nwaku_log_level": "INFO", "nwaku_copy_once": False,
                       "nwaku_hash_once": False, "nwaku_poll_once_per_burst": False, "nwaku_null_cipher": False,
                       "nwaku_select_only_to_wait": False, "nwaku_stand_in_key_exchange": False,
-                      "shim_memory_syscalls": False}),
+                      "nwaku_without_health_loop": False, "shim_memory_syscalls": False}),
         ("uncut", {"nwaku_copy_once": False, "nwaku_hash_once": False, "nwaku_poll_once_per_burst": False,
                    "nwaku_select_only_to_wait": False, "nwaku_null_cipher": False,
-                   "nwaku_stand_in_key_exchange": False, "shim_memory_syscalls": False}),
+                   "nwaku_stand_in_key_exchange": False, "nwaku_without_health_loop": False,
+                   "shim_memory_syscalls": False}),
         ("unpatched-shadow", {"shim_memory_syscalls": False}),
         ("encrypted", {"nwaku_null_cipher": False}),
         ("select-after-wake", {"nwaku_select_only_to_wait": False}),
         ("x25519", {"nwaku_stand_in_key_exchange": False}),
+        ("health-loop", {"nwaku_without_health_loop": False}),
         ("syscall-latency", {"model_unblocked_syscall_latency": True}),
         ("short-drain", {"drain_ns": 3_000_000_000, "stop_time_ns": 68_000_000_000}),
         ("slow-start-after-idle", {"tcp_slow_start_after_idle": True}),
@@ -38,7 +40,7 @@ def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     laid_over = loader.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_hash_once",
                                  "nwaku_poll_once_per_burst", "nwaku_select_only_to_wait", "nwaku_null_cipher",
-                                 "nwaku_stand_in_key_exchange",
+                                 "nwaku_stand_in_key_exchange", "nwaku_without_health_loop",
                                  "model_unblocked_syscall_latency", "drain_ns", "stop_time_ns", "resources",
                                  "tcp_slow_start_after_idle", "shim_memory_syscalls")
                  if getattr(paper, key) != getattr(laid_over, key)}

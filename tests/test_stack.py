@@ -144,8 +144,10 @@ def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
     ("null-cipher", "nwaku_null_cipher"),
     # nwaku patch 0027: noise's handshakes keyed without X25519, with keys of the same length
     ("key-exchange", "nwaku_stand_in_key_exchange"),
+    # nwaku patch 0029: no health monitor loop, which sends nothing
+    ("health-loop", "nwaku_without_health_loop"),
 ])
-def test_noise_without_its_cpu_work_changes_no_receipt(tmp_path, name, switch):
+def test_cpu_work_left_out_changes_no_receipt(tmp_path, name, switch):
     """Each setting saves CPU time that Shadow does not simulate: at 200 KB every receipt must stay
     at the same nanosecond from the same parent, with the same copies sent."""
     reason = missing_stack()

@@ -277,6 +277,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_rdhup_only_with_reader=sh["nwaku_rdhup_only_with_reader"],
         nwaku_null_cipher=sh["nwaku_null_cipher"],
         nwaku_stand_in_key_exchange=sh["nwaku_stand_in_key_exchange"],
+        nwaku_without_health_loop=sh["nwaku_without_health_loop"],
         nwaku_mmap_threshold_bytes=mmap_threshold,
         traffic_capture=sh["traffic_capture"],
         traffic_interval_ns=traffic_interval,

@@ -174,6 +174,7 @@ class Study:
     nwaku_rdhup_only_with_reader: bool
     nwaku_null_cipher: bool
     nwaku_stand_in_key_exchange: bool
+    nwaku_without_health_loop: bool
     nwaku_mmap_threshold_bytes: int
     traffic_capture: bool
     traffic_interval_ns: int
