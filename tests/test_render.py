@@ -180,7 +180,8 @@ def test_patched_options_name_a_study_key_and_the_patch_that_adds_them():
      ("nwaku_rdhup_only_with_reader", nwaku.ENV_RDHUP_ONLY_WITH_READER),
      ("nwaku_null_cipher", nwaku.ENV_NULL_CIPHER),
      ("nwaku_stand_in_key_exchange", nwaku.ENV_STAND_IN_KEY_EXCHANGE),
-     ("nwaku_without_health_loop", nwaku.ENV_WITHOUT_HEALTH_LOOP)],
+     ("nwaku_without_health_loop", nwaku.ENV_WITHOUT_HEALTH_LOOP),
+     ("nwaku_without_exception_traces", nwaku.ENV_WITHOUT_EXCEPTION_TRACES)],
 )
 def test_a_patch_setting_is_on_by_default_and_nwakus_own_behaviour_when_off(small_study, key, variable):
     assert nwaku.environment(small_study)[variable] == "1"

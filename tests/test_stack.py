@@ -146,6 +146,8 @@ def test_memory_syscalls_in_the_shim_change_no_receipt(tmp_path):
     ("key-exchange", "nwaku_stand_in_key_exchange"),
     # nwaku patch 0029: no health monitor loop, which sends nothing
     ("health-loop", "nwaku_without_health_loop"),
+    # nwaku patch 0033: exceptions raised without stack traces
+    ("exception-traces", "nwaku_without_exception_traces"),
 ])
 def test_cpu_work_left_out_changes_no_receipt(tmp_path, name, switch):
     """Each setting saves CPU time that Shadow does not simulate: at 200 KB every receipt must stay

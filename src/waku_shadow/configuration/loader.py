@@ -278,6 +278,7 @@ def _resolve(raw: dict) -> Study:
         nwaku_null_cipher=sh["nwaku_null_cipher"],
         nwaku_stand_in_key_exchange=sh["nwaku_stand_in_key_exchange"],
         nwaku_without_health_loop=sh["nwaku_without_health_loop"],
+        nwaku_without_exception_traces=sh["nwaku_without_exception_traces"],
         nwaku_mmap_threshold_bytes=mmap_threshold,
         traffic_capture=sh["traffic_capture"],
         traffic_interval_ns=traffic_interval,

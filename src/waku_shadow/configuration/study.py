@@ -175,6 +175,7 @@ class Study:
     nwaku_null_cipher: bool
     nwaku_stand_in_key_exchange: bool
     nwaku_without_health_loop: bool
+    nwaku_without_exception_traces: bool
     nwaku_mmap_threshold_bytes: int
     traffic_capture: bool
     traffic_interval_ns: int
