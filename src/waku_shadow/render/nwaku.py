@@ -39,6 +39,18 @@ ENV_NULL_CIPHER = "WAKU_SIM_NULL_CIPHER"
 ENV_STAND_IN_KEY_EXCHANGE = "WAKU_SIM_STAND_IN_KEY_EXCHANGE"
 ENV_WITHOUT_HEALTH_LOOP = "WAKU_SIM_WITHOUT_HEALTH_LOOP"
 ENV_WITHOUT_EXCEPTION_TRACES = "WAKU_SIM_WITHOUT_EXCEPTION_TRACES"
+# a patch's switch (shadow.<key>, on by default): the variable is set to 1 while the key is true
+PATCH_SWITCHES = {
+    "nwaku_copy_once": ENV_COPY_ONCE,
+    "nwaku_hash_once": ENV_HASH_ONCE,
+    "nwaku_poll_once_per_burst": ENV_POLL_ONCE_PER_BURST,
+    "nwaku_select_only_to_wait": ENV_SELECT_ONLY_TO_WAIT,
+    "nwaku_rdhup_only_with_reader": ENV_RDHUP_ONLY_WITH_READER,
+    "nwaku_null_cipher": ENV_NULL_CIPHER,
+    "nwaku_stand_in_key_exchange": ENV_STAND_IN_KEY_EXCHANGE,
+    "nwaku_without_health_loop": ENV_WITHOUT_HEALTH_LOOP,
+    "nwaku_without_exception_traces": ENV_WITHOUT_EXCEPTION_TRACES,
+}
 ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
 ENV_PRUNE_ONLY_REMOVED = "WAKU_SIM_PRUNE_ONLY_REMOVED"
 ENV_SEQUENTIAL_DIALS = "WAKU_SIM_SEQUENTIAL_DIALS"
@@ -149,24 +161,9 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"
     if study.stack.nwaku_allocator == "malloc":
         env[ENV_GLIBC_MMAP_THRESHOLD] = str(study.nwaku_mmap_threshold_bytes)
-    if study.nwaku_copy_once:
-        env[ENV_COPY_ONCE] = "1"
-    if study.nwaku_hash_once:
-        env[ENV_HASH_ONCE] = "1"
-    if study.nwaku_poll_once_per_burst:
-        env[ENV_POLL_ONCE_PER_BURST] = "1"
-    if study.nwaku_select_only_to_wait:
-        env[ENV_SELECT_ONLY_TO_WAIT] = "1"
-    if study.nwaku_rdhup_only_with_reader:
-        env[ENV_RDHUP_ONLY_WITH_READER] = "1"
-    if study.nwaku_null_cipher:
-        env[ENV_NULL_CIPHER] = "1"
-    if study.nwaku_stand_in_key_exchange:
-        env[ENV_STAND_IN_KEY_EXCHANGE] = "1"
-    if study.nwaku_without_health_loop:
-        env[ENV_WITHOUT_HEALTH_LOOP] = "1"
-    if study.nwaku_without_exception_traces:
-        env[ENV_WITHOUT_EXCEPTION_TRACES] = "1"
+    for key, variable in PATCH_SWITCHES.items():
+        if getattr(study, key):
+            env[variable] = "1"
     return env
 
 
