@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from waku_shadow.errors import StackError
+
+if TYPE_CHECKING:
+    import pandas
 
 REPOSITORY_ENV = "WAKU_SHADOW_REPOSITORY"
 MARKER = "Snakefile"
@@ -84,6 +86,8 @@ def shadow_patches() -> list[Path]:
 PAPER_DATA = "data/paper"
 
 
-def paper_table(name: str) -> pd.DataFrame:
+def paper_table(name: str) -> pandas.DataFrame:
     """One of the paper's published tables in data/paper/ (its '#' lines name the source)."""
+    import pandas as pd  # here, not at the top: the config and Shadow stages need no pandas
+
     return pd.read_csv(path(PAPER_DATA) / name, comment="#")

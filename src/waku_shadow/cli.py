@@ -9,21 +9,15 @@ import shutil
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from waku_shadow import checkout, layout
-from waku_shadow.analyse import bandwidth, connections, load_study
 from waku_shadow.configuration import loader, sources, units
 from waku_shadow.configuration.study import Study
-from waku_shadow.cost import bench, cost_model, heap_census, profile, select_census
 from waku_shadow.errors import ConfigError, StackError, ValidationError, WakuShadowError
-from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.parse import node_logs, pcap, trees
-from waku_shadow.render import churn_plan, plan, provenance, run_folder, schedule
-from waku_shadow.report import config_reference, docs_tables, figures_page, plots, study_analysis, study_report, tables
-from waku_shadow.run import allocator, collect, guard, run_stats
+from waku_shadow.run import allocator, collect, guard
 from waku_shadow.stack import builds
-from waku_shadow.validate import publish_retries, validation
+
+# Each command imports the stages it runs: the ones before the analysis (render, simulate) need no
+# pandas, scipy or matplotlib, whose imports took 1.5 s of every job.
 
 
 def rendered_run(value: str) -> str:
@@ -44,6 +38,8 @@ def cmd_check_config(args) -> None:
 
 
 def cmd_render(args) -> None:
+    from waku_shadow.render import plan, provenance, run_folder
+
     run_dir = Path(args.run_dir)
     study = sources.study_on_this_machine(json.loads(args.config_json), source="run config")
     (size,) = study.message_sizes
@@ -118,6 +114,10 @@ def cmd_simulate(args) -> None:
 
 
 def cmd_parse(args) -> None:
+    import pandas as pd
+
+    from waku_shadow.parse import node_logs, trees
+
     run_dir = Path(args.run_dir)
     tables = node_logs.parse_run(run_dir)
     receipts = tables["receipts"]
@@ -132,6 +132,9 @@ def cmd_parse(args) -> None:
 
 
 def cmd_traffic(args) -> None:
+    from waku_shadow.analyse import bandwidth
+    from waku_shadow.parse import pcap
+
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
     pcap.node_traffic(run_dir, study.traffic_interval_ns).to_parquet(run_dir / layout.TRAFFIC, index=False)
@@ -139,6 +142,9 @@ def cmd_traffic(args) -> None:
 
 
 def cmd_closes(args) -> None:
+    from waku_shadow.analyse import connections
+    from waku_shadow.render import schedule
+
     run_dir = Path(args.run_dir)
     open_at_s = args.open_at
     if open_at_s is None:
@@ -155,6 +161,12 @@ def cmd_closes(args) -> None:
 
 
 def cmd_validate(args) -> None:
+    import pandas as pd
+
+    from waku_shadow.render import churn_plan, schedule
+    from waku_shadow.run import run_stats
+    from waku_shadow.validate import publish_retries, validation
+
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
     hosts = list(pd.read_csv(run_dir / layout.IDENTITIES)["host"])
@@ -174,6 +186,10 @@ def cmd_validate(args) -> None:
 
 
 def cmd_summarize(args) -> None:
+    from waku_shadow.analyse import load_study
+    from waku_shadow.paper.study_results import StudyResults
+    from waku_shadow.report import plots, study_analysis, study_report, tables
+
     study = loader.load(args.study_config)
     out = Path(args.out)
     results = StudyResults(study, [Path(d) for d in args.runs])
@@ -197,6 +213,9 @@ def cmd_summarize(args) -> None:
 
 def cmd_analyse(args) -> None:
     """Every table and figure of the study's analysis/ folder (study_analysis.outputs names them)."""
+    from waku_shadow.paper.study_results import StudyResults
+    from waku_shadow.report import study_analysis
+
     study_dir = Path(args.study_dir)
     results = StudyResults(loader.load(study_dir / layout.STUDY_CONFIG), [Path(d) for d in args.runs])
     study_analysis.write(results, study_dir / layout.ANALYSIS, args.compare_with)
@@ -224,6 +243,8 @@ def cmd_report(args) -> None:
 
 def cmd_bench(args) -> None:
     """Run one or two study configs at one message size and record what each run cost."""
+    from waku_shadow.cost import bench
+
     if len(args.configs) > 2:
         raise ConfigError(f"bench compares at most two configs, got {len(args.configs)}")
     rows, receipts = bench.run(args.configs, args.size, Path(args.out), args.cores, args.nodes)
@@ -232,6 +253,8 @@ def cmd_bench(args) -> None:
 
 def cmd_profile(args) -> None:
     """Rerun a run folder's simulation under perf and write where its CPU time went."""
+    from waku_shadow.cost import profile
+
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
     out = Path(args.out or Path("bench") / "profiles" / f"{study.name}-{run_dir.name}")
@@ -246,6 +269,8 @@ def cmd_profile(args) -> None:
 
 def cmd_select_census(args) -> None:
     """Rerun a run folder's simulation with strace logging and count what its event loops ask the OS."""
+    from waku_shadow.cost import select_census
+
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
     out = Path(args.out or Path("bench") / "selects" / f"{study.name}-{run_dir.name}")
@@ -259,6 +284,8 @@ def cmd_select_census(args) -> None:
 
 def cmd_heap_census(args) -> None:
     """Count a running node's heap chunks by size."""
+    from waku_shadow.cost import heap_census
+
     pid = int(args.node) if args.node.isdigit() else heap_census.node_process(args.node)
     start, heap = heap_census.heap_mapping(pid)
     chunks = heap_census.walk_chunks(heap, f"process {pid}'s heap", heap_census.cached_chunks(heap, start))
@@ -271,6 +298,11 @@ def cmd_heap_census(args) -> None:
 def cmd_bench_scaling(args) -> None:
     """Fit wall time and memory against N (or message size) from the benchmark table; write the table,
     the laws and a figure."""
+    import pandas as pd
+
+    from waku_shadow.cost import bench, cost_model
+    from waku_shadow.report import plots
+
     out = Path(args.out)
     results = pd.read_csv(out / bench.RESULTS_TABLE)
     if args.against == "nodes":
@@ -303,23 +335,30 @@ def cmd_bench_scaling(args) -> None:
 
 def cmd_config_reference(args) -> None:
     """The configuration reference (docs/configuration.md), from the study schema."""
+    from waku_shadow.report import config_reference
+
     print(config_reference.markdown(), end="")
 
 
 def cmd_cost_law(args) -> None:
     """Fit the cost law to the completed runs of one nwaku build under results/ and write it."""
+    from waku_shadow.cost import cost_model
+
     runs = cost_model.measured_runs(Path(args.results))
     if runs.empty:
         raise ConfigError(f"no completed runs under {args.results}")
     build = args.build or runs["build"].mode()[0]
     law = cost_model.fit(runs, build, os.cpu_count() or 1)
-    cost_model.write(law, Path(args.out))
+    out = Path(args.out or cost_model.LAW_FILE)
+    cost_model.write(law, out)
     print(runs[runs["build"] == build].round(2).to_string(index=False))
-    print(f"{args.out}: {law}")
+    print(f"{out}: {law}")
 
 
 def cmd_docs_tables(args) -> None:
     """Fill the generated tables of the README and docs (findings, cost) from results/ and bench/."""
+    from waku_shadow.report import docs_tables
+
     generated = docs_tables.tables(Path(args.results), Path(args.bench))
     if args.only:
         unknown = sorted(set(args.only) - set(generated))
@@ -335,6 +374,8 @@ def cmd_docs_tables(args) -> None:
 
 def cmd_paper_page(args) -> None:
     """The paper's figures and tables from the studies' validated runs, in one folder with one page."""
+    from waku_shadow.report import figures_page
+
     studies = [sources.study_on_this_machine(loader.read_yaml(path), source=path) for path in args.studies]
     missing = figures_page.write(studies, Path(args.out))
     print(f"{args.out}/index.html: " + (f"{len(missing)} missing:\n  " + "\n  ".join(missing) if missing else "complete"))
@@ -469,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("cost-law", help="fit what a run costs (memory, wall time) to the completed runs under results/")
     p.add_argument("--results", default="results")
     p.add_argument("--build", help="the nwaku build whose runs to fit (tag-memory_manager-allocator); default: the commonest")
-    p.add_argument("--out", default=cost_model.LAW_FILE)
+    p.add_argument("--out", help="where the law goes (default: bench/cost-law.json)")
     p.set_defaults(func=cmd_cost_law)
 
     p = sub.add_parser("docs-tables", help="write the measured tables of docs/findings.md and docs/cost.md from results/ and bench/")
