@@ -84,6 +84,7 @@ def shadow_patches() -> list[Path]:
 
 
 PAPER_DATA = "data/paper"
+COST_LAW = "bench/cost-law.json"  # the cost law the simulate rule declares its resources from (cost/cost_model.py)
 
 
 def paper_table(name: str) -> pandas.DataFrame:

@@ -349,10 +349,9 @@ def cmd_cost_law(args) -> None:
         raise ConfigError(f"no completed runs under {args.results}")
     build = args.build or runs["build"].mode()[0]
     law = cost_model.fit(runs, build, os.cpu_count() or 1)
-    out = Path(args.out or cost_model.LAW_FILE)
-    cost_model.write(law, out)
+    cost_model.write(law, Path(args.out))
     print(runs[runs["build"] == build].round(2).to_string(index=False))
-    print(f"{out}: {law}")
+    print(f"{args.out}: {law}")
 
 
 def cmd_docs_tables(args) -> None:
@@ -510,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("cost-law", help="fit what a run costs (memory, wall time) to the completed runs under results/")
     p.add_argument("--results", default="results")
     p.add_argument("--build", help="the nwaku build whose runs to fit (tag-memory_manager-allocator); default: the commonest")
-    p.add_argument("--out", help="where the law goes (default: bench/cost-law.json)")
+    p.add_argument("--out", default=checkout.COST_LAW)
     p.set_defaults(func=cmd_cost_law)
 
     p = sub.add_parser("docs-tables", help="write the measured tables of docs/findings.md and docs/cost.md from results/ and bench/")

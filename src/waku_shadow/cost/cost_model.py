@@ -27,7 +27,6 @@ from waku_shadow.configuration.study import Study
 from waku_shadow.errors import ConfigError
 from waku_shadow.run.run_stats import read_stats
 
-LAW_FILE = "bench/cost-law.json"
 NODES_PER_THREAD = 125  # Shadow's speed-up flattens beyond a worker per ~100 hosts
 
 
@@ -107,7 +106,7 @@ def write(law: CostLaw, path: Path) -> None:
 
 
 def read(path: Path | None = None) -> CostLaw:
-    path = path or checkout.path(LAW_FILE)
+    path = path or checkout.path(checkout.COST_LAW)
     try:
         return CostLaw(**json.loads(Path(path).read_text()))
     except (OSError, TypeError, ValueError) as exc:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from waku_shadow import layout
+from waku_shadow import checkout, layout
 from waku_shadow.analyse import hops, load_study, stats, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration.units import human_size
@@ -482,7 +482,7 @@ CAPACITY_GIB = (22, 250)  # this 24 GiB machine less the guard's floor; a 256 GB
 
 def cost_law(bench_dir: Path) -> cost_model.CostLaw | None:
     """The cost law in bench_dir (bench/cost-law.json), or None when there is none."""
-    path = bench_dir / Path(cost_model.LAW_FILE).name
+    path = bench_dir / Path(checkout.COST_LAW).name
     return cost_model.read(path) if path.exists() else None
 
 
@@ -500,7 +500,7 @@ def capacity(law: cost_model.CostLaw | None) -> str | None:
     rows = [[human_size(size), f"{law.memory_gib(1000, size):.1f} GiB", f"{law.wall_s(1000, size, simulated_s) / 60:.0f} min",
              *largest_nodes_cells(law, size)] for size in CAPACITY_SIZES]
     return "\n".join([
-        f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({Path(cost_model.LAW_FILE).name}): "
+        f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({Path(checkout.COST_LAW).name}): "
         f"peak memory = {law.base_gib:.2f} GiB + N x ({law.idle_mib_per_node:.2f} MiB + {law.mib_per_node_per_kb:.4f} MiB x KB).",
         "",
         written.table(rows, ["message size", "N = 1000: memory", "N = 1000: wall time",
