@@ -93,7 +93,9 @@ COPY --from=build /opt/nwaku/wakunode2 /opt/nwaku/wakunode2
 
 WORKDIR /waku-shadow
 COPY . .
-RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir -e ".[test]"
+# the dependencies as requirements.lock pins them (pip-compile, Python 3.11: bookworm's), then the project
+RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir -r requirements.lock \
+    && /opt/venv/bin/pip install --no-cache-dir --no-deps -e .
 ENV PATH=/opt/venv/bin:/opt/shadow/bin:$PATH
 
 # The image's machine config, and its wakunode2 where the workflow's build rule would have

@@ -56,6 +56,7 @@ elif not finished_build(WAKUNODE2, NWAKU_IDENTITY):
             built_from=shlex.quote(STUDY.stack.nwaku_source or f"{STUDY.stack.nwaku_repository} {STUDY.stack.nwaku_tag}"),
             repository=STUDY.stack.nwaku_repository,
             tag=STUDY.stack.nwaku_tag,
+            patch_tiers=STUDY.stack.nwaku_patches,
             out=str(NWAKU_DIR),
             make_flags="\n".join(STUDY.stack.nwaku_make_flags),
             memory_manager=STUDY.stack.nwaku_memory_manager,
@@ -76,5 +77,5 @@ elif not finished_build(WAKUNODE2, NWAKU_IDENTITY):
             " > {log} 2>&1"
             " && waku-shadow identify-nwaku --binary {output.wakunode2} --tag {params.tag}"
             " --built-from {params.built_from} {params.make_flag_args} --memory-manager {params.memory_manager}"
-            " --allocator {params.allocator}"
+            " --allocator {params.allocator} --patch-tiers {params.patch_tiers}"
             " --out {output.identity} {input.patches}"

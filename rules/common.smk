@@ -22,7 +22,8 @@ RUNS = STUDY.run_ids()
 RUN_DIR = str(layout.run_dir(STUDY_DIR, "{run}"))
 BUILD_DIR = Path(STUDY.resources.build_dir)
 # by absolute path: the workflow may run in another directory (--directory)
-PATCHES = [str(p) for p in checkout.build_patches(STUDY.stack.nwaku_tag, STUDY.stack.nwaku_memory_manager)]
+# the patches of the tiers stack.nwaku.patches chooses, in their series' order
+PATCHES = [str(p.path) for p in checkout.build_patches(STUDY.stack.nwaku_tag, STUDY.stack.nwaku_memory_manager, STUDY.stack.nwaku_patches)]
 SHADOW_PATCHES = [str(p) for p in checkout.shadow_patches()]
 
 SHADOW_DIR = builds.shadow_build_dir(STUDY)

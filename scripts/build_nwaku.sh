@@ -8,6 +8,8 @@
 #                 build and reverted afterwards, so the tree is left as it was found.
 #                 Without it, REPOSITORY is cloned at TAG, with submodules, into OUT_DIR/src.
 #   OUT_DIR receives wakunode2.
+#   PATCH...      applied one at a time in the order given: the build_nwaku rule passes those of the
+#                 tiers stack.nwaku.patches chooses, in the order of their folder's series file.
 #   Since nwaku moved its Nim dependencies from submodules to nimble.lock (after v0.38.1), they
 #   live in nimbledeps/pkgs2/<name>-<version>-<checksum>/ once make has set them up; a patch's
 #   paths under vendor/nim-<name>/ then go to that package's folder, so one patch set layout

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import CONFIGS, RECORDED, drawn
+from conftest import CONFIGS, OVERLAYS, RECORDED, drawn
 from recorded import CASCADE_RUNS, RUN_2KB, parsed_copies
 
 from waku_shadow import cli, layout
@@ -90,7 +90,7 @@ def test_two_rows_are_recorded_with_their_ratios(run_dir, tmp_path):
 
 
 def test_workflow_command_overlays_configs_and_runs_one_size(tmp_path):
-    files = bench.config_files(f"{CONFIGS / 'paper.yaml'}+{CONFIGS / 'baseline.yaml'}")
+    files = bench.config_files(f"{CONFIGS / 'paper.yaml'}+{OVERLAYS / 'baseline.yaml'}")
     command, run_dir = bench.workflow_command(files, "10 KB", tmp_path, cores=2)
     assert run_dir == tmp_path / "paper" / "runs" / "n1000-size10000B-seed1"
     given = command[command.index("--configfile") + 1:]

@@ -197,18 +197,29 @@ def run_build_rule(tmp_path, *config, nwaku=None):
 
 def test_the_build_rule_clones_the_pinned_tag_without_a_source_tree(tmp_path):
     arguments, identity, out = run_build_rule(tmp_path)
-    patches = [str(p) for p in checkout.build_patches(TAG, "orc")]
+    patches = [str(p.path) for p in checkout.build_patches(TAG, "orc")]
     assert patches[-1].endswith("nim/0001-setlen-zeroes-with-memset.patch")
     assert arguments == ["https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
     assert identity["built_from"] == f"https://github.com/waku-org/nwaku.git {TAG}"
+    assert identity["patch_tiers"] == "all" and "-essential-" not in out.name
 
 
 def test_the_build_rule_builds_a_configured_source_tree(tmp_path):
     source = tmp_path / "nwaku"
     arguments, identity, out = run_build_rule(tmp_path, f"stack={{nwaku: {{source: {source}}}}}")
-    patches = [str(p) for p in checkout.build_patches(TAG, "orc")]
+    patches = [str(p.path) for p in checkout.build_patches(TAG, "orc")]
     assert arguments == ["--source", str(source), "https://github.com/waku-org/nwaku.git", TAG, str(out), *patches]
     assert identity["built_from"] == str(source)
+
+
+def test_the_build_rule_applies_only_the_essential_tiers_when_told(tmp_path):
+    arguments, identity, out = run_build_rule(tmp_path, nwaku={"patches": "essential"})
+    essential = checkout.build_patches(TAG, "orc", "essential")
+    assert arguments == ["https://github.com/waku-org/nwaku.git", TAG, str(out), *(str(p.path) for p in essential)]
+    assert "-essential-patches-" in out.name
+    assert identity["patch_tiers"] == "essential"
+    assert [(p["file"], p["tier"]) for p in identity["patches"]] == [(p.path.name, p.tier) for p in essential]
+    assert "speed" not in {p["tier"] for p in identity["patches"]}
 
 
 def fake_nim(tmp_path):

@@ -1,6 +1,6 @@
 import pytest
 import yaml
-from conftest import CONFIGS, REPO
+from conftest import CONFIGS, OVERLAYS, REPO
 
 from waku_shadow.configuration import loader, schema, sources
 from waku_shadow.configuration.study import merge
@@ -39,7 +39,7 @@ def test_shipped_configs_are_valid(name):
 )
 def test_shipped_overlays_change_only_what_they_say(overlay, changed):
     paper = loader.load(CONFIGS / "paper.yaml")
-    laid_over = loader.load(CONFIGS / "paper.yaml", CONFIGS / f"{overlay}.yaml")
+    laid_over = loader.load(CONFIGS / "paper.yaml", OVERLAYS / f"{overlay}.yaml")
     differing = {key for key in ("nwaku_services", "nwaku_log_level", "nwaku_copy_once", "nwaku_hash_once",
                                  "nwaku_poll_once_per_burst", "nwaku_select_only_to_wait", "nwaku_null_cipher",
                                  "nwaku_stand_in_key_exchange", "nwaku_without_health_loop", "nwaku_without_exception_traces",
@@ -52,7 +52,7 @@ def test_shipped_overlays_change_only_what_they_say(overlay, changed):
 
 def test_shadow_glibc_overlay_changes_only_shadows_malloc():
     paper = loader.load(CONFIGS / "paper.yaml")
-    laid_over = loader.load(CONFIGS / "paper.yaml", CONFIGS / "shadow-glibc.yaml")
+    laid_over = loader.load(CONFIGS / "paper.yaml", OVERLAYS / "shadow-glibc.yaml")
     assert (paper.stack.shadow_allocator, laid_over.stack.shadow_allocator) == ("auto", "glibc")
     assert laid_over.study_config() == paper.study_config()  # a machine setting: no run is due again
 
@@ -68,7 +68,7 @@ def test_shadows_allocator_is_a_name_or_a_path(tmp_path, monkeypatch):
 
 def test_ten_publishers_overlay_changes_only_the_publishers():
     paper = loader.load(CONFIGS / "paper.yaml").study_config()
-    text_reading = loader.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml").study_config()
+    text_reading = loader.load(CONFIGS / "paper.yaml", OVERLAYS / "paper-ten-publishers.yaml").study_config()
     assert text_reading.pop("study") == "paper-ten-publishers"
     assert text_reading["traffic"].pop("publishers") == 10
     assert text_reading["traffic"].pop("messages_per_publisher") == 1
@@ -80,7 +80,7 @@ def test_ten_publishers_overlay_changes_only_the_publishers():
 
 def test_merge_pages_overlay_asks_for_merged_pages():
     assert not loader.load(CONFIGS / "paper.yaml").resources.merge_identical_pages
-    assert loader.load(CONFIGS / "paper.yaml", CONFIGS / "merge-pages.yaml").resources.merge_identical_pages
+    assert loader.load(CONFIGS / "paper.yaml", OVERLAYS / "merge-pages.yaml").resources.merge_identical_pages
 
 
 def test_paper_config_is_the_papers_study():

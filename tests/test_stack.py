@@ -96,7 +96,7 @@ def test_tiny_study_end_to_end(tmp_path):
 
 def test_the_d_sweeps_d12_run_publishes_every_message_at_the_first_try(tmp_path):
     """nwaku v0.36.0 once answered one publish of this run with HTTP 400 "could not decode" on every
-    retry (docs/findings.md); each of its publishes must now be accepted at once."""
+    retry (CHANGELOG.md, 2026-11-24); each of its publishes must now be accepted at once."""
     reason = missing_stack()
     if reason:
         pytest.skip(reason)
@@ -191,13 +191,42 @@ def test_the_stack_makes_the_committed_switch_runs_receipt_for_receipt(tmp_path,
         pytest.skip(f"the {family} runs were recorded on nwaku {recorded_tag}, which this machine has not built "
                     f"({wakunode2}; stack.nwaku.tag: {recorded_tag} builds it)")
     stack = {"nwaku": {"tag": recorded_tag, "binary": str(wakunode2), "source": None}}
-    study = yaml.safe_load((RECORDED / f"{family}.yaml").read_text())
     for variant, switch in variants.items():
-        results = tmp_path / variant
-        run_workflow(tmp_path / f"{variant}.yaml", {**study, **switch, "study": variant, "stack": stack,
-                                                    "resources": {"results_dir": str(results)}})
-        (rerun,) = (results / variant / "runs").iterdir()
-        (committed,) = parsed_copies([RECORDED / variant / rerun.name], tmp_path / "committed" / variant)
-        compared = bench.compare_receipts(committed, rerun)
-        assert compared["receipts_first"] == compared["receipts_in_both"] > 0
-        assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
+        assert_rerun_is_the_committed_run(tmp_path, family, variant, switch, stack)
+
+
+def assert_rerun_is_the_committed_run(tmp_path, family: str, variant: str, switch: dict, stack: dict) -> None:
+    """tests/data/<family>.yaml run as ``variant`` with ``switch`` on ``stack``: every receipt of the
+    committed run at the same nanosecond from the same parent."""
+    study = yaml.safe_load((RECORDED / f"{family}.yaml").read_text())
+    results = tmp_path / variant
+    run_workflow(tmp_path / f"{variant}.yaml", {**study, **switch, "study": variant, "stack": stack,
+                                                "resources": {"results_dir": str(results)}})
+    (rerun,) = (results / variant / "runs").iterdir()
+    (committed,) = parsed_copies([RECORDED / variant / rerun.name], tmp_path / "committed" / variant)
+    compared = bench.compare_receipts(committed, rerun)
+    assert compared["receipts_first"] == compared["receipts_in_both"] > 0
+    assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
+
+
+@pytest.mark.parametrize("variant, switch", [
+    ("recorded-muxer", {}),
+    ("recorded-muxer-mplex", {"libp2p": {"stream_muxer": "mplex"}}),
+])
+def test_an_essential_build_makes_the_committed_runs_receipt_for_receipt(tmp_path, variant, switch):
+    """stack.nwaku.patches: essential leaves out every patch of the speed tier, and with them their
+    shadow.nwaku_* switches: its wakunode2 must give the committed runs, made on a build of every
+    patch, to the nanosecond from the same parents."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    (provenance,) = (RECORDED / "recorded-muxer").glob("*/provenance.json")
+    recorded_tag = json.loads(provenance.read_text())["nwaku"]["nwaku_tag"]
+    essential = {"tag": recorded_tag, "patches": "essential"}
+    built = builds.nwaku_build_dir(sources.study_from_snakemake({"stack": {"nwaku": essential}})) / "wakunode2"
+    wakunode2 = REPO / built
+    if not wakunode2.exists():
+        pytest.skip(f"no essential build of nwaku {recorded_tag} here ({wakunode2}): snakemake --cores 2 {built} "
+                    f"--config 'stack={{nwaku: {{tag: {recorded_tag}, patches: essential}}}}' builds it")
+    stack = {"nwaku": {**essential, "binary": str(wakunode2), "source": None}}
+    assert_rerun_is_the_committed_run(tmp_path, "recorded-muxer", variant, switch, stack)

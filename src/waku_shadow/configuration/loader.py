@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from waku_shadow import checkout
-from waku_shadow.configuration import rln_platforms, rtt_matrix, schema, units
+from waku_shadow.configuration import patched_settings, rln_platforms, rtt_matrix, schema, units
 from waku_shadow.configuration.study import (
     Gossipsub,
     Locations,
@@ -32,6 +32,12 @@ from waku_shadow.errors import ConfigError, ConfigProblems, Problem, describe
 
 # swept keys that may take 0: no churn, no spam
 ZERO_SWEEPS = ("churn.leaves_per_minute", "spam.messages_per_epoch")
+# a study config's list of overlays to lay under its own keys, and the folder they are in
+OVERLAYS_KEY = "overlays"
+OVERLAYS_DIR = "configs/overlays"
+# a study config's one study config of configs/ to lay under it (with that one's overlays), by its file's stem
+EXTENDS_KEY = "extends"
+STUDIES_DIR = "configs"
 
 
 def read_yaml(path: str | Path) -> dict:
@@ -70,6 +76,7 @@ def resolve(raw: dict, source: str = "config") -> Study:
 def resolve_layers(layers: list[Layer]) -> Study:
     """The study the layers make, later ones overriding earlier ones; if it cannot be made,
     one ConfigError naming every problem with the source that set its key."""
+    layers = with_overlays(with_extended(layers))
     raw: dict = {}
     for layer in layers:
         raw = merge(raw, layer.values)
@@ -77,6 +84,71 @@ def resolve_layers(layers: list[Layer]) -> Study:
         return _resolve(raw)
     except ConfigProblems as exc:
         raise ConfigError(describe(exc.problems, lambda key: source_of(key, layers))) from None
+
+
+def with_overlays(layers: list[Layer]) -> list[Layer]:
+    """The layers with the overlays each one names (its ``overlays`` key) laid under it, in the
+    order named: what a layer sets itself wins over its overlays, and later layers over both."""
+    expanded = []
+    for layer in layers:
+        if OVERLAYS_KEY not in layer.values:
+            expanded.append(layer)
+            continue
+        expanded += [Layer(f"{OVERLAYS_DIR}/{name}.yaml", read_overlay(name)) for name in overlay_names(layer)]
+        expanded.append(Layer(layer.source, {key: value for key, value in layer.values.items() if key != OVERLAYS_KEY}))
+    return expanded
+
+
+def overlay_names(layer: Layer) -> list[str]:
+    """The overlays a layer names, each one a file of configs/overlays/."""
+    named = layer.values[OVERLAYS_KEY]
+    refused = [problem.text for problem in schema.problems({OVERLAYS_KEY: named}) if problem.key.startswith(OVERLAYS_KEY)]
+    if refused:
+        raise ConfigError(f"{layer.source}: {refused[0]}")
+    shipped = sorted(path.stem for path in checkout.path(OVERLAYS_DIR).glob("*.yaml"))
+    unknown = [name for name in named if name not in shipped]
+    if unknown:
+        raise ConfigError(f"{layer.source}: overlays: no overlay '{unknown[0]}' in {OVERLAYS_DIR}/ (there are: {', '.join(shipped)})")
+    return named
+
+
+def read_overlay(name: str) -> dict:
+    path = checkout.path(OVERLAYS_DIR) / f"{name}.yaml"
+    values = read_yaml(path)
+    if OVERLAYS_KEY in values:
+        raise ConfigError(f"{path}: an overlay is laid under a study and names no overlays itself; remove '{OVERLAYS_KEY}'")
+    return values
+
+
+def with_extended(layers: list[Layer]) -> list[Layer]:
+    """The layers with the study config each one extends (its ``extends`` key) laid under it: what
+    a layer sets itself wins over the config it extends and that config's overlays."""
+    expanded = []
+    for layer in layers:
+        if EXTENDS_KEY in layer.values:
+            expanded.append(extended_study(layer))
+            layer = Layer(layer.source, {key: value for key, value in layer.values.items() if key != EXTENDS_KEY})
+        expanded.append(layer)
+    return expanded
+
+
+def extended_study(layer: Layer) -> Layer:
+    """The study config of configs/ a layer extends. One level: that config extends none itself. The
+    layer names its own study, or its results would be taken for those of the study it extends."""
+    name = layer.values[EXTENDS_KEY]
+    refused = [problem.text for problem in schema.problems({EXTENDS_KEY: name}) if problem.key.startswith(EXTENDS_KEY)]
+    if refused:
+        raise ConfigError(f"{layer.source}: {refused[0]}")
+    studies = {path.stem: path for path in sorted(checkout.path(STUDIES_DIR).glob("*.yaml")) if "study" in read_yaml(path)}
+    if name not in studies:
+        raise ConfigError(f"{layer.source}: extends: no study config '{name}' in {STUDIES_DIR}/ (there are: {', '.join(sorted(studies))})")
+    if "study" not in layer.values:
+        raise ConfigError(f"{layer.source}: a config that extends another names its own study; add 'study:' beside 'extends: {name}'")
+    values = read_yaml(studies[name])
+    if EXTENDS_KEY in values:
+        raise ConfigError(f"{layer.source}: extends: {STUDIES_DIR}/{name}.yaml extends '{values[EXTENDS_KEY]}' itself; "
+                          "a config extends one that extends none")
+    return Layer(f"{STUDIES_DIR}/{name}.yaml", values)
 
 
 def source_of(key: str, layers: list[Layer]) -> str:
@@ -136,6 +208,8 @@ def _resolve(raw: dict) -> Study:
             raise ConfigProblems(refused)
     found = Problems(refused)
     resolved = schema.with_defaults(raw, schema.schema())
+    built = patched_settings.build_patch_numbers(resolved["stack"]["nwaku"], found)
+    patched_settings.switch_off_without_their_patch(resolved, built)
     # keys another setting makes meaningless are refused when given and resolve to null
     raw_net = raw.get("network") or {}
     if resolved["network"]["topology"] == "cascade":
@@ -221,7 +295,7 @@ def _resolve(raw: dict) -> Study:
     run_runtime = None if res["run_runtime"] is None else found.parsed(units.duration_ns, res["run_runtime"], "resources.run_runtime")
 
     by_size = _check_by_size(resolved, cfg["by_size"], read, sweep, found)
-    _check_patched_settings(cfg, found)
+    patched_settings.check(cfg, built, found)
 
     first_size = next((size for size in sizes if size), None)
     if sweep is not None and len(sweep.values) > 1 and first_size is not None:
@@ -336,38 +410,8 @@ def _check_by_size(resolved: dict, by_size: dict, sizes: list[int], sweep: Sweep
     return settings
 
 
-# settings nwaku reads only through one of nwaku-patches/<tag>/, by the patch's number
-PATCHED_SETTINGS = {
-    "libp2p.stream_muxer": "0013",
-    "rln.epoch": "0011",
-    "gossipsub.prune_only_removed": "0014",
-    "libp2p.sequential_dials": "0015",
-    "gossipsub.flood_publish": "0016",
-    "gossipsub.flood_publish_bandwidth": "0016",
-    "gossipsub.idontwant_on_publish": "0016",
-    "gossipsub.preamble": "0016",
-}
 # nim-libp2p's switch for gossipsub v1.4 (PREAMBLE, IMRECEIVING), a compile-time define
 PREAMBLE_NIMFLAGS = "NIMFLAGS=-d:libp2p_gossipsub_1_4"
-# tags of nwaku's master branch: nim-libp2p 2.0, whose preamble is no build define but a run-time
-# extension negotiated on /meshsub/1.3.0 only, which nwaku's relay peers do not speak
-MASTER_TAG_PREFIX = "master-"
-
-
-def _check_patched_settings(cfg: dict, found: Problems) -> None:
-    tag = cfg["stack"]["nwaku"]["tag"]
-    if tag not in (supported := checkout.nwaku_tags()):
-        found.add("stack.nwaku.tag", f"{tag} has no patch folder nwaku-patches/{tag}/; supported: {', '.join(supported)}")
-        return
-    carried = [patch.name for patch in checkout.patches(tag)]
-    unset = schema.with_defaults({}, schema.schema())
-    for key, number in PATCHED_SETTINGS.items():
-        section, name = key.split(".")
-        if cfg[section][name] != unset[section][name] and not any(patch.startswith(number) for patch in carried):
-            found.add(key, f"nwaku {tag} does not read it: nwaku-patches/{tag}/ has no patch {number}")
-    if cfg["gossipsub"]["preamble"] and tag.startswith(MASTER_TAG_PREFIX):
-        found.add("gossipsub.preamble", f"nwaku {tag} builds nim-libp2p 2.0, which has no -d:libp2p_gossipsub_1_4: "
-                  "its preamble is an extension negotiated on /meshsub/1.3.0 only, which nwaku's relay peers do not speak")
 
 
 def _check_mesh(gossipsub: Gossipsub, nodes: int, topology: str, found: Problems) -> None:
@@ -511,6 +555,7 @@ def _stack(stack: dict, preamble: bool) -> Stack:
         nwaku_source=local_path(nwaku["source"]),
         nwaku_repository=nwaku["repository"],
         nwaku_tag=nwaku["tag"],
+        nwaku_patches=nwaku["patches"],
         nwaku_make_flags=tuple(nwaku["make_flags"]) + ((PREAMBLE_NIMFLAGS,) if preamble else ()),
         nwaku_memory_manager=nwaku["memory_manager"],
         nwaku_allocator=nwaku["allocator"],

@@ -80,6 +80,7 @@ class Stack:
     nwaku_source: str | None
     nwaku_repository: str
     nwaku_tag: str
+    nwaku_patches: str  # stack.nwaku.patches: the tiers of the tag's patches the build applies (checkout.PATCH_CHOICES)
     nwaku_make_flags: tuple[str, ...]
     nwaku_memory_manager: str
     nwaku_allocator: str

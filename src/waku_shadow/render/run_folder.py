@@ -107,7 +107,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                 continue
             body = (run_dir / layout.MESSAGES / schedule.body_name(message)).resolve()
             # nwaku v0.36.0's REST server sometimes answered HTTP 400 ("could not decode") to a
-            # body it received whole (docs/findings.md); a retry is logged and counted by
+            # body it received whole (CHANGELOG.md, 2026-11-24); a retry is logged and counted by
             # validation. A spam publish is tried once and may fail: a spammer its peers have
             # disconnected has no one to publish to, and its node says so.
             honest = ["--fail-with-body", "--retry", str(PUBLISH_RETRIES), "--retry-all-errors", "--retry-delay", "1"]

@@ -34,10 +34,17 @@ def make_flags_hash(make_flags: list[str] | tuple[str, ...]) -> str:
 
 
 def nwaku_build_name(
-    tag: str, memory_manager: str, allocator: str, paths: list[Path], make_flags: list[str] | tuple[str, ...] = ()
+    tag: str,
+    memory_manager: str,
+    allocator: str,
+    paths: list[Path],
+    make_flags: list[str] | tuple[str, ...] = (),
+    patch_choice: str = "all",
 ) -> str:
-    """Build folder name: changes exactly when the tag, the memory settings, a patch or a make flag changes."""
-    name = f"{tag}-{memory_manager}-{allocator}-patches-{patch_set_hash(paths)}"
+    """Build folder name: changes exactly when the tag, the memory settings, a patch or a make flag
+    changes; a build of fewer than all the patches' tiers (stack.nwaku.patches) also says which."""
+    tiers = "" if patch_choice == "all" else f"{patch_choice}-"
+    name = f"{tag}-{memory_manager}-{allocator}-{tiers}patches-{patch_set_hash(paths)}"
     return f"{name}-make-{make_flags_hash(make_flags)}" if make_flags else name
 
 
@@ -48,18 +55,23 @@ def shadow_build_name(tag: str, paths: list[Path]) -> str:
 
 def nwaku_identity(
     tag: str,
-    paths: list[Path] | None,
+    patches: list[checkout.Patch] | None,
     binary: Path,
     built_from: str,
     make_flags: list[str] | None = None,
     memory_manager: str | None = None,
     allocator: str | None = None,
+    patch_choice: str | None = None,
 ) -> dict:
-    """What a run records of its wakunode2; ``paths`` is None for a prebuilt binary of unknown patches."""
+    """What a run records of its wakunode2; ``patches`` and ``patch_choice`` (stack.nwaku.patches)
+    are None for a prebuilt binary of unknown patches."""
     return {
         "nwaku_tag": tag,
-        "patches": None if paths is None else [{"file": p.name, "sha256": file_sha256(p)} for p in paths],
-        "patch_set": "unknown (prebuilt binary)" if paths is None else patch_set_hash(paths),
+        "patch_tiers": patch_choice,
+        "patches": None if patches is None else [
+            {"file": p.path.name, "tier": p.tier, "sha256": file_sha256(p.path)} for p in patches
+        ],
+        "patch_set": "unknown (prebuilt binary)" if patches is None else patch_set_hash([p.path for p in patches]),
         "memory_manager": memory_manager,
         "allocator": allocator,
         "make_flags": make_flags,
@@ -103,11 +115,12 @@ def shadow_build_dir(study: Study) -> Path:
 
 
 def nwaku_build_dir(study: Study) -> Path:
-    """Where the build rule puts wakunode2: named after the tag, memory manager, patches and make flags."""
+    """Where the build rule puts wakunode2: named after the tag, memory manager, patches (and their
+    tiers, when not all) and make flags."""
     nwaku = study.stack
+    patches = checkout.build_patches(nwaku.nwaku_tag, nwaku.nwaku_memory_manager, nwaku.nwaku_patches)
     name = nwaku_build_name(
         nwaku.nwaku_tag, nwaku.nwaku_memory_manager, nwaku.nwaku_allocator,
-        checkout.build_patches(nwaku.nwaku_tag, nwaku.nwaku_memory_manager),
-        nwaku.nwaku_make_flags,
+        [patch.path for patch in patches], nwaku.nwaku_make_flags, nwaku.nwaku_patches,
     )
     return Path(study.resources.build_dir) / "nwaku" / name
