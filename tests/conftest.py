@@ -5,10 +5,12 @@ from xml.etree import ElementTree
 import pytest
 
 from waku_shadow.configuration import loader, schema
+from waku_shadow.paper import compare
 from waku_shadow.stack import shadow_options
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
+OVERLAYS = CONFIGS / "overlays"
 RECORDED = REPO / "tests" / "data"
 # the nwaku release a study builds when it names none
 DEFAULT_NWAKU_TAG = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]["tag"]
@@ -31,6 +33,18 @@ def drawn(figure: Path) -> bool:
     svg = "{http://www.w3.org/2000/svg}"
     root = ElementTree.parse(figure).getroot()
     return root.tag == f"{svg}svg" and len(list(root.iter(f"{svg}path"))) > 1
+
+
+# tests/data/recorded.yaml's network, which the recorded runs' tests set beside the paper's data
+RECORDED_NETWORK = compare.PaperNetwork(nodes=16, peers_per_node=4, latencies_ms=(100,), bandwidth_up_bps=38_000_000,
+                                        bandwidth_down_bps=83_000_000, publishers=(3,))
+
+
+@pytest.fixture
+def recorded_stands_for_the_paper(monkeypatch):
+    """The recorded runs' 16-node network stands in for the paper's 1000 nodes, so that their results
+    are set beside the paper's data as a study of the paper's network is."""
+    monkeypatch.setattr(compare, "PAPER_NETWORK", RECORDED_NETWORK)
 
 
 @pytest.fixture

@@ -6,13 +6,14 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import RECORDED, REPO
 from recorded import CASCADE_RUNS, RUN_2KB, RUN_100KB, RUNS, ecdf_distances, parsed_copies, raw_first_hops, raw_latencies_ms
 from test_paper_page import study_in
 
 from waku_shadow import cli, layout
 from waku_shadow.analyse import study_tables
-from waku_shadow.report import docs_tables
+from waku_shadow.errors import ConfigError
+from waku_shadow.report import docs_tables, summaries
 from waku_shadow.run import run_stats
 
 DOC = """# Findings
@@ -53,7 +54,7 @@ def table5_row(size_kb: int, run, paper: tuple[int, int, int, int]) -> str:
 
 
 @pytest.fixture
-def results(tmp_path):
+def recorded_results(tmp_path):
     results = tmp_path / "results"
     study = study_in("recorded", results)
     parsed_copies(RUNS, results / study.name / layout.RUNS)
@@ -61,26 +62,31 @@ def results(tmp_path):
     return results
 
 
+@pytest.fixture
+def results(recorded_results, recorded_stands_for_the_paper):
+    """The recorded results, their network standing in for the paper's."""
+    return recorded_results
+
+
 def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, tmp_path, monkeypatch):
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)  # the recorded runs' network stands in for the paper's
     doc = tmp_path / "findings.md"
     doc.write_text(DOC)
-    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--bench", str(REPO / "bench")]) == 0
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED), "--bench", str(REPO / "bench")]) == 0
     text = doc.read_text()
     assert "Intro kept." in text and "old table" not in text
-    assert "**recorded** (n16-size2000B-seed11, n16-size100000B-seed11):" in text
+    assert "**recorded** (data/recorded.yaml; n16-size2000B-seed11, n16-size100000B-seed11):" in text
     # Table 5's single-host min, mean, p95 and max beside ours, from the raw logs
     assert table5_row(2, RUN_2KB, (356, 497, 597, 604)) in text
     assert table5_row(100, RUN_100KB, (439, 900, 1076, 1221)) in text
     ks = [ecdf_distances(measured_latencies(run), papers_latencies(size_kb))[0] for run, size_kb in ((RUN_2KB, 2), (RUN_100KB, 100))]
-    assert docs_tables.tables(results, REPO / "bench")["distances-in-brief"]["recorded"] == (
-        f"**recorded**: KS {ks[0]:.2f} at 2 KB (1 seed), {ks[1]:.2f} at 100 KB (1 seed)\n")
+    distances = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["distances"]
+    assert f"| 2 KB | {ks[0]:.3f} |" in distances and f"| 100 KB | {ks[1]:.3f} |" in distances
     assert "old cascade table" in text  # no cascade study in these results
     assert "**recorded**:" in text
     for run in RUNS:
         assert f"| {run.name} |" in text and "| validated |" in text
     assert "scaling-paper-10000B" in text  # bench/scaling-*.json
-    again, kept = docs_tables.fill(text, docs_tables.tables(results, REPO / "bench"), "doc")
+    again, kept = docs_tables.fill(text, docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED), "doc")
     assert again == text and kept == ["table3"]
 
 
@@ -89,63 +95,99 @@ def test_a_cascade_fills_table3(tmp_path):
     study = study_in("recorded-cascade", results)
     parsed_copies(CASCADE_RUNS, results / study.name / layout.RUNS)
     (results / study.name / layout.STUDY_CONFIG).write_text((REPO / "tests/data/recorded-cascade.yaml").read_text())
-    table = docs_tables.tables(results, tmp_path)["table3"]["recorded-cascade"]
+    table = docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["table3"]["recorded-cascade"]
     assert table.startswith("**recorded-cascade** (TCP slow start after idle off;")
     assert "| L_t |" in table
 
 
-def test_a_study_without_results_here_keeps_its_section(results, tmp_path, monkeypatch):
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
+def test_a_study_without_results_here_keeps_its_section(results, tmp_path):
     doc = tmp_path / "findings.md"
-    doc.write_text("<!-- generated: table5 -->\n**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |\n\n"
+    doc.write_text("<!-- generated: reach-and-tail -->\n**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |\n\n"
                    "**recorded** (stale):\n\n| stale row |\n<!-- /generated -->\n")
-    text, kept = docs_tables.fill(doc.read_text(), docs_tables.tables(results, REPO / "bench"), str(doc))
-    assert kept == ["table5: paper"]
+    generated = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)
+    text, kept = docs_tables.fill(doc.read_text(), generated, str(doc))
+    assert kept == ["reach-and-tail: paper"]
     assert "**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |" in text  # another machine's study, as it was
-    assert "stale row" not in text and "**recorded** (n16-size2000B-seed11" in text
+    assert "stale row" not in text and "**recorded**" in text
     assert text.index("**paper**") < text.index("**recorded**")  # the block's order is kept
-    assert docs_tables.fill(text, docs_tables.tables(results, REPO / "bench"), str(doc))[0] == text
+    assert docs_tables.fill(text, generated, str(doc))[0] == text
+
+
+def test_the_paper_networks_tables_come_from_the_summaries_alone(results, tmp_path):
+    """The tables of the paper's network are written from summaries/: the run's summary is written
+    first, a section with no summary goes, and with the results gone the summaries rewrite the doc
+    byte for byte."""
+    doc = tmp_path / "paper.md"
+    doc.write_text("<!-- generated: table5 -->\n**gone** (stale):\n\n| stale row |\n<!-- /generated -->\n\n"
+                   "<!-- generated: distances -->\n<!-- /generated -->\n")
+    summaries_dir = tmp_path / "summaries"
+    text, kept = docs_tables.fill(doc.read_text(), docs_tables.tables(results, REPO / "bench", summaries_dir, RECORDED),
+                                  str(doc))
+    assert kept == [] and "stale row" not in text and "**gone**" not in text
+    provenance = json.loads((summaries_dir / "recorded" / "provenance.json").read_text())
+    assert provenance["config"] == "data/recorded.yaml" and provenance["seeds"] == [11]
+    assert provenance["runs"] == [run.name for run in RUNS] and provenance["nwaku"]["nwaku_tag"] == "v0.36.0"
+    no_results = tmp_path / "elsewhere" / "results"
+    no_results.mkdir(parents=True)
+    again, _ = docs_tables.fill(text, docs_tables.tables(no_results, REPO / "bench", summaries_dir, RECORDED), str(doc))
+    assert again == text
+
+
+def test_a_study_without_a_config_is_not_summarised(results, tmp_path):
+    with pytest.raises(ConfigError, match="study 'recorded' has no config under"):
+        docs_tables.tables(results, REPO / "bench", tmp_path / "summaries", configs_dir=tmp_path)
+
+
+def test_the_headline_must_be_of_the_default_build(results, tmp_path):
+    summaries_dir = tmp_path / "summaries"
+    docs_tables.tables(results, REPO / "bench", summaries_dir, RECORDED)
+    summarised = {docs_tables.HEADLINE_STUDY: summaries.read(summaries_dir / "recorded")}
+    with pytest.raises(ConfigError, match="its runs are of nwaku v0.36.0 .* not of the default build"):
+        docs_tables.headline(summarised, docs_tables.default_nwaku_build())
+    recorded_build = {key: summarised[docs_tables.HEADLINE_STUDY].nwaku[key] for key in ("nwaku_tag", "patch_set")}
+    block = docs_tables.headline(summarised, recorded_build)
+    assert block.startswith("**recorded** (data/recorded.yaml, seed 11; nwaku v0.36.0, patch set 145ae3193797):")
+    assert "| 2 KB | 356 / " in block and "KS, ours 1 ms earlier / later" in block
 
 
 def test_the_paper_rounds_rows_of_a_study_without_results_here_are_kept(results, monkeypatch):
     """One table holds every study's distances from both rounds: a study's rows are rewritten when its
     results are here and kept otherwise, the rows in the order of the studies' names."""
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
     doc = ("<!-- generated: paper-rounds -->\nold evidence\n\n| study | size | seeds | KS |\n|---|---|---:|---:|\n"
            "| `zebra` | 2 KB | 3 | 0.1 |\n| `recorded` | 2 KB | 1 | stale |\n| `alpha` | 500 KB | 1 | 0.2 |\n"
            "| `alpha` | 2 KB | 1 | 0.3 |\n<!-- /generated -->\n")
-    text, kept = docs_tables.fill(doc, docs_tables.tables(results, REPO / "bench"), "doc")
+    text, kept = docs_tables.fill(doc, docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED), "doc")
     assert kept == ["paper-rounds: zebra", "paper-rounds: alpha"]
     assert "old evidence" not in text and "| final | 2 KB | 356 |" in text and "stale" not in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows == ["| `alpha` | 500 KB | 1 | 0.2 |", "| `alpha` | 2 KB | 1 | 0.3 |",
                     *(row for row in rows if row.startswith("| `recorded` |")), "| `zebra` | 2 KB | 3 | 0.1 |"]
     assert [row.split(" | ")[1] for row in rows if row.startswith("| `recorded` |")] == ["2 KB", "100 KB"]
-    assert docs_tables.fill(text, docs_tables.tables(results, REPO / "bench"), "doc")[0] == text
+    assert docs_tables.fill(text, docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED), "doc")[0] == text
 
 
 def test_an_unknown_block_is_named(results, tmp_path):
     doc = tmp_path / "cost.md"
     doc.write_text("<!-- generated: tabel5 -->\n<!-- /generated -->\n")
-    assert cli.main(["docs-tables", str(doc), "--results", str(results)]) == 1
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED)]) == 1
     assert "tabel5" in doc.read_text()
 
 
 def test_only_the_named_tables_are_written(results, tmp_path):
     doc = tmp_path / "cost.md"
     doc.write_text("<!-- generated: runs -->\nold runs\n<!-- /generated -->\n<!-- generated: bench -->\nold bench\n<!-- /generated -->\n")
-    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--bench", str(REPO / "bench"), "--only", "bench"]) == 0
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED), "--bench", str(REPO / "bench"), "--only", "bench"]) == 0
     text = doc.read_text()
     assert "old runs" in text and "old bench" not in text and "| started (UTC) |" in text
-    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--only", "bnech"]) == 1
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED), "--only", "bnech"]) == 1
 
 
-def test_the_paper_rounds_table_is_kept_without_a_study_of_the_papers_network(results):
-    assert docs_tables.tables(results, REPO / "bench")["paper-rounds"] is None  # 16 nodes, not the paper's 1000
+def test_the_paper_rounds_table_is_kept_without_a_study_of_the_papers_network(recorded_results):
+    assert docs_tables.tables(recorded_results, REPO / "bench", configs_dir=RECORDED)["paper-rounds"] is None  # 16 nodes, not the paper's 1000
 
 
-def test_table5_is_only_of_the_papers_network(results):
-    assert docs_tables.tables(results, results)["table5"] is None  # 16 nodes, not the paper's 1000
+def test_table5_is_only_of_the_papers_network(recorded_results):
+    assert docs_tables.tables(recorded_results, recorded_results, configs_dir=RECORDED)["table5"] is None  # 16 nodes, not the paper's 1000
 
 
 def test_a_studys_simulations_say_how_they_shared_the_machine(tmp_path):
@@ -164,14 +206,13 @@ def test_a_studys_simulations_say_how_they_shared_the_machine(tmp_path):
 
 
 def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, tmp_path, monkeypatch):
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
     bench = tmp_path / "bench"
     bench.mkdir()
     # peak memory = 0.5 GiB + N x (5 MiB + 0.05 MiB x KB)
     (bench / "cost-law.json").write_text(json.dumps({
         "base_gib": 0.5, "idle_mib_per_node": 5.0, "mib_per_node_per_kb": 0.05, "wall_us_per_node_second": 3000.0,
         "wall_us_per_node_second_per_kb": 20.0, "build": "v0.37.1-beta-orc-malloc", "cores": 2, "runs": ["a", "b", "c"]}))
-    block = docs_tables.tables(results, bench)["paper-cost"]["recorded"]
+    block = docs_tables.tables(results, bench, configs_dir=RECORDED)["paper-cost"]["recorded"]
     assert block.startswith("**recorded** (2 validated runs; ")
     assert "| size | runs | wall time | peak memory | largest N here (22 GiB) | largest N in 250 GiB |" in block
     # wall time and peak memory as the recorded run_stats.json say: 1.503 s, 219 230 208 B (2 KB); 3.506 s,
@@ -180,7 +221,7 @@ def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, 
     # and 25 548.8)
     assert block.splitlines()[-2:] == ["| 2 KB | 1 | 2 s | 0.2 GiB (machine) | 4,316 | 50,095 |",
                                        "| 100 KB | 1 | 4 s | 0.2 GiB (machine) | 2,201 | 25,548 |"]
-    assert docs_tables.tables(results, results)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"
+    assert docs_tables.tables(results, results, configs_dir=RECORDED)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"
 
 
 def test_the_papers_first_latency_group_counts_its_publishers_direct_peers():
@@ -194,8 +235,7 @@ def test_the_papers_first_latency_group_counts_its_publishers_direct_peers():
 
 
 def test_reach_and_tail_per_seed_from_the_raw_logs(results, monkeypatch):
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
-    section = docs_tables.tables(results, REPO / "bench")["reach-and-tail"]["recorded"]
+    section = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["reach-and-tail"]["recorded"]
     assert section.startswith("**recorded** (ours: one value per seed):")
     with open(RUN_2KB / "schedule.csv") as handle:
         measured = {row["msg_hash"] for row in csv.DictReader(handle) if row["warmup"] == "False"}
@@ -207,9 +247,10 @@ def test_reach_and_tail_per_seed_from_the_raw_logs(results, monkeypatch):
     assert "| 100 KB | 11 |  |" in section  # the paper's 100 KB latencies show no groups
 
 
-def test_a_study_compared_with_another_shows_both_per_size(results):
+def test_a_study_compared_with_another_shows_both_per_size(recorded_results):
     """report.compare_with: the comparison its analysis writes, the other study's statistics beside ours;
     here the recorded runs compared with a study made of the 2 KB run alone, so only 2 KB is shared."""
+    results = recorded_results
     alone = study_in("recorded", results)
     compared = results / "recorded-compared"
     copies = parsed_copies(RUNS, compared / layout.RUNS)
@@ -229,7 +270,7 @@ def test_a_study_compared_with_another_shows_both_per_size(results):
     receipts.loc[0, "received_ns"] += 1
     receipts.loc[1, "from_host"] = "another-parent"
     receipts.to_parquet(receipts_path)
-    section = docs_tables.tables(results, REPO / "bench")["comparisons"]["recorded-compared"]
+    section = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["comparisons"]["recorded-compared"]
     kept = (len(receipts) - 1) / len(receipts)
     assert f"| 2 KB | 1 | {kept:.1%} | {kept:.1%} |" in section.splitlines()
     assert section.startswith("**recorded-compared** beside recorded-2kb (n16-size2000B-seed11, n16-size100000B-seed11):")
@@ -240,12 +281,11 @@ def test_a_study_compared_with_another_shows_both_per_size(results):
     (metrics_row,) = [line for line in section.splitlines() if line.startswith("| 2 KB | 100.00% / 100.00% |")]
     copies = study_tables.run_metrics(only_2kb / layout.RUNS / RUN_2KB.name)["relay_copies"]
     assert f"| {copies:.2f} / {copies:.2f} |" in metrics_row  # the same run on both sides
-    assert alone.name not in docs_tables.tables(results, REPO / "bench")["comparisons"]  # compared with nothing
+    assert alone.name not in docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["comparisons"]  # compared with nothing
 
 
 def test_the_tree_shape_sets_our_hops_beside_the_papers_steps(results, monkeypatch):
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
-    section = docs_tables.tables(results, REPO / "bench")["tree-shape"]["recorded"]
+    section = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["tree-shape"]["recorded"]
     (row_2kb,) = [line for line in section.splitlines() if line.startswith("| 2 KB |")]
     cells = [cell.strip() for cell in row_2kb.strip("|").split("|")]
     # the paper's 2 KB steps: 477, 2529, 5058 and 927 of its 8991 measured receipts in hops 1 to 4
@@ -256,8 +296,7 @@ def test_the_tree_shape_sets_our_hops_beside_the_papers_steps(results, monkeypat
 
 
 def test_paper_rounds_measure_each_study_from_both_rounds_of_the_papers_runs(results, monkeypatch):
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
-    block = docs_tables.tables(results, REPO / "bench")["paper-rounds"]
+    block = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["paper-rounds"]
     assert "| first | 2 KB | 312 |" in block.text and "| final | 2 KB | 356 |" in block.text
     receipts = pd.read_csv(REPO / "data" / "paper" / "shadow_latency_receipts_first_round.csv.gz")
     first_2kb = receipts.query("size_kb == 2 and seq != 0")["latency_ms"].to_numpy()
@@ -267,14 +306,13 @@ def test_paper_rounds_measure_each_study_from_both_rounds_of_the_papers_runs(res
 
 
 def test_the_memory_split_sets_shadows_memory_beside_the_nodes_per_size(results, tmp_path, monkeypatch):
-    monkeypatch.setattr(docs_tables, "PAPER_NODES", 16)
-    assert docs_tables.tables(results, tmp_path)["memory-split"] is None  # recorded before the breakdown
+    assert docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["memory-split"] is None  # recorded before the breakdown
     stats_path = results / "recorded" / layout.RUNS / RUN_100KB.name / layout.RUN_STATS
     stats = json.loads(stats_path.read_text())
     stats["own_peak_memory_bytes"] = 3 * 2**30
     stats["memory_at_peak"] = {"wall_seconds": 3.0, "taken_bytes": 3 * 2**30, "shadow_rss_bytes": 2**30, "processes": 16,
                                "processes_anon_bytes": 24 * 2**20 * 16, "processes_file_bytes": 0, "shmem_bytes": 0}
     stats_path.write_text(json.dumps(stats))
-    block = docs_tables.tables(results, tmp_path)["memory-split"]["recorded"]
+    block = docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["memory-split"]["recorded"]
     assert block.startswith("**recorded** (1 validated runs):")
     assert block.splitlines()[-1] == "| 100 KB | 3.0 GiB | 1.0 GiB | 16 | 24.0 MiB |"

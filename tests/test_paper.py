@@ -3,7 +3,7 @@ import sys
 
 import pandas as pd
 import pytest
-from conftest import CONFIGS, REPO
+from conftest import CONFIGS, OVERLAYS, REPO
 
 from waku_shadow.analyse import hops, stats
 from waku_shadow.configuration import loader
@@ -139,7 +139,7 @@ def test_hop_shares_set_ours_beside_the_papers(shadow_receipts):
 def test_each_study_says_which_reading_of_the_traffic_it_follows():
     one = compare.traffic_reading(loader.load(CONFIGS / "paper.yaml"))
     assert one.startswith("Traffic: one publisher, as in the paper's raw data") and "one delivery tree" in one
-    ten = compare.traffic_reading(loader.load(CONFIGS / "paper.yaml", CONFIGS / "paper-ten-publishers.yaml"))
+    ten = compare.traffic_reading(loader.load(CONFIGS / "paper.yaml", OVERLAYS / "paper-ten-publishers.yaml"))
     assert ten.startswith("Traffic: 10 publishers, the reading of the paper's text") and "mix 10 delivery trees" in ten
 
 
@@ -158,10 +158,11 @@ def test_distances_per_point_and_seed_and_their_markdown(shadow_receipts):
     pooled = compare.distances(ours, ["size_bytes"])
     assert pooled.loc[0, "ours_n"] == 2 * 8991 and pooled.loc[0, "wasserstein_ms"] == pytest.approx(50)
     text = tables.distances(pooled, compare.distances(ours, ["size_bytes", "seed"]), ["size_bytes"]).markdown()
-    assert ("| size | KS | Wasserstein (ms) | ours n | paper n | KS per seed: mean (range) |"
+    assert ("| size | KS | KS, ours 1 ms earlier / later | Wasserstein (ms) | ours n | paper n | KS per seed: mean (range) |"
             " Wasserstein per seed (ms): mean (range) |") in text
     # the seeds' mean KS: (0 + (8064 - 477) / 8991) / 2 = 0.422
-    assert f"| 2 KB | {pooled.loc[0, 'ks']:.3f} | 50.0 | 17982 | 8991 | 0.422 (0.000–0.844) | 50.0 (0.0–100.0) |" in text
+    shifted = f"{pooled.loc[0, 'ks_minus_1ms']:.3f} / {pooled.loc[0, 'ks_plus_1ms']:.3f}"
+    assert f"| 2 KB | {pooled.loc[0, 'ks']:.3f} | {shifted} | 50.0 | 17982 | 8991 | 0.422 (0.000–0.844) | 50.0 (0.0–100.0) |" in text
     between = pd.DataFrame({"size_bytes": [2000], "ks_between": [0.8438]})
     text = tables.distances(pooled, compare.distances(ours, ["size_bytes", "seed"]), ["size_bytes"], between).markdown()
     assert text.splitlines()[0].endswith("| KS between our seeds (largest) |")
@@ -169,8 +170,9 @@ def test_distances_per_point_and_seed_and_their_markdown(shadow_receipts):
     one_seed = ours[ours["seed"] == 1]
     text = tables.distances(compare.distances(one_seed, ["size_bytes"]),
                             compare.distances(one_seed, ["size_bytes", "seed"]), ["size_bytes"]).markdown()
-    assert text.splitlines()[0] == "| size | KS | Wasserstein (ms) | ours n | paper n |"
-    assert text.splitlines()[2] == "| 2 KB | 0.000 | 0.0 | 8991 | 8991 |"
+    assert text.splitlines()[0] == "| size | KS | KS, ours 1 ms earlier / later | Wasserstein (ms) | ours n | paper n |"
+    # the paper's own receipts against themselves moved 1 ms: the largest share within one millisecond, 8.3 %
+    assert text.splitlines()[2] == "| 2 KB | 0.000 | 0.083 / 0.083 | 0.0 | 8991 | 8991 |"
 
 
 @pytest.mark.parametrize("round_name", list(published.ROUNDS))

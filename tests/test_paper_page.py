@@ -18,7 +18,7 @@ def study_in(name: str, results_dir) -> Study:
     return loader.resolve(merge(loader.read_yaml(RECORDED / f"{name}.yaml"), {"resources": {"results_dir": str(results_dir)}}))
 
 
-def test_the_page_shows_what_validated_runs_allow_and_names_the_rest(tmp_path):
+def test_the_page_shows_what_validated_runs_allow_and_names_the_rest(tmp_path, recorded_stands_for_the_paper):
     results = tmp_path / "results"
     single, cascade = study_in("recorded", results), study_in("recorded-cascade", results)
     parsed_copies(RUNS, results / single.name / layout.RUNS)

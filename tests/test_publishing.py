@@ -123,7 +123,7 @@ def test_the_features_block_sets_each_switch_beside_nwakus_own(parsed, tmp_path)
         cli.main(["traffic", "--run-dir", str(run)])
         compared = "" if variant == "recorded-publishing" else "report: {compare_with: recorded-publishing}\n"
         (study_dir / layout.STUDY_CONFIG).write_text(config.replace("study: recorded-publishing", f"study: {variant}") + compared)
-    section = docs_tables.tables(results, REPO / "bench")["features"]["recorded-publishing"]
+    section = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["features"]["recorded-publishing"]
     rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines() if line.startswith("| ")}
     for variant, label in (("recorded-publishing", "recorded-publishing"), ("recorded-publishing-mesh", "mesh")):
         metrics = study_tables.run_metrics(parsed[variant])

@@ -12,6 +12,7 @@ from recorded import CASCADE_RUNS, RUNS, ecdf_distances, parsed_copies, raw_firs
 from waku_shadow import cli
 from waku_shadow.paper import compare, published
 
+
 SWEEP_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
 
 
@@ -50,8 +51,11 @@ def test_report_notebook_renders_every_section(tmp_path):
         assert section in html, section
     assert "Not a cascade over locations" in html and "No packet capture in this study" in html
     assert "never-run has no results yet, or no message size in common with this study: run its study first" in html
-    # figures 3 and 2, ours beside the paper's, hop histogram, residuals: embedded, so the file stands alone
-    assert html.count("<img alt=") == 5 and html.count("src=\"data:image/png;base64") == 5
+    # 16 nodes are not the paper's network: no ratios, no distances, and the report says why
+    assert "this study does not run the paper's network (16 nodes, not 1000; 4 dials per node, not 25;" in html
+    assert "Beside the paper's Table 5" not in html
+    # figures 3 and 2, hop histogram, residuals: embedded, so the file stands alone
+    assert html.count("<img alt=") == 4 and html.count("src=\"data:image/png;base64") == 4
     analysis = study_dir / "analysis"
     residuals = pd.read_csv(analysis / "residuals_by_size.csv")
     assert len(residuals) == 2 * 3 and (residuals["receipts"] == 90).all()  # 2 sizes x 3 models, 15 x 6 receipts
@@ -79,12 +83,12 @@ def raw_proof_generation_ms(run) -> float:
     return sum(gaps) / len(gaps)
 
 
-def test_report_sets_whole_distributions_beside_the_papers(tmp_path):
+def test_report_sets_whole_distributions_beside_the_papers(tmp_path, recorded_stands_for_the_paper):
     study_dir, runs = summarized_study(tmp_path, "recorded", RUNS)
     markdown = (study_dir / "report.md").read_text()
     assert "Traffic: 3 publishers, the reading of the paper's text (\"ten nodes are designated as publishers\")" in markdown
     assert "## Beside the paper's raw Shadow latencies (whole distributions)" in markdown
-    assert "| size | KS | Wasserstein (ms) | ours n | paper n |" in markdown
+    assert "| size | KS | KS, ours 1 ms earlier / later | Wasserstein (ms) | ours n | paper n |" in markdown
     html = report(study_dir, runs)
     assert "Traffic: 3 publishers, the reading of the paper's text" in html
     analysis = study_dir / "analysis"
@@ -95,11 +99,13 @@ def test_report_sets_whole_distributions_beside_the_papers(tmp_path):
     receipts = pd.read_parquet(study_dir / "receipts.parquet")
     theirs = published.shadow_receipts()
     for size, row in distances.iterrows():
-        ks, wasserstein = ecdf_distances(
-            receipts.query("size_bytes == @size and not warmup")["latency_ms"].to_numpy(),
-            theirs.query("size_bytes == @size and not warmup")["latency_ms"].to_numpy())
+        ours = receipts.query("size_bytes == @size and not warmup")["latency_ms"].to_numpy()
+        paper = theirs.query("size_bytes == @size and not warmup")["latency_ms"].to_numpy()
+        ks, wasserstein = ecdf_distances(ours, paper)
         assert row["ks"] == pytest.approx(ks) and row["wasserstein_ms"] == pytest.approx(wasserstein)
-        assert f"| {size // 1000} KB | {ks:.3f} | {wasserstein:.1f} | 90 | 8991 |" in markdown
+        earlier, later = (ecdf_distances(ours + shift, paper)[0] for shift in (-1, 1))
+        assert row["ks_minus_1ms"] == pytest.approx(earlier) and row["ks_plus_1ms"] == pytest.approx(later)
+        assert f"| {size // 1000} KB | {ks:.3f} | {earlier:.3f} / {later:.3f} | {wasserstein:.1f} | 90 | 8991 |" in markdown
     shares = pd.read_csv(analysis / "paper_hop_shares.csv")
     sources = shares.groupby("size_bytes")["source"].unique().map(set)
     assert sources[2000] == set(compare.HOP_SOURCES)
@@ -129,7 +135,8 @@ def test_cascade_report_shows_table3_bandwidth_and_the_compared_study(tmp_path):
     for run, size in zip(CASCADE_RUNS, (2000, 500000)):  # ours: the mean latency at Frankfurt (node0004) in the raw logs
         at_frankfurt = [ms for (_, receiver), ms in raw_latencies_ms(run, measured_only=True).items() if receiver == "node0004"]
         assert table3.loc[size, "ours_ms"] == pytest.approx(sum(at_frankfurt) / len(at_frankfurt))
-    assert html.count("src=\"data:image/png;base64") == 7  # the five figures, bandwidth and the comparison
+    # figures 3 and 2, hop histogram, residuals, bandwidth and the comparison; a cascade is not the paper's network
+    assert html.count("src=\"data:image/png;base64") == 6
 
 
 def test_sweep_report_shows_every_point_and_the_trade_off(tmp_path):
@@ -141,7 +148,7 @@ def test_sweep_report_shows_every_point_and_the_trade_off(tmp_path):
     assert "| d | size | latency_mean_ms |" in markdown and "![sweep](figures/sweep.png)" in markdown
     assert "Beside the paper's single-host study" not in markdown  # Table 5 is per size, not per point
     html = report(study_dir, runs)
-    assert "this study ran none of them: nothing to compare" in html  # 4 KB: the paper has no such size
+    assert "this study does not run the paper's network (10 nodes, not 1000;" in html
     assert not (study_dir / "analysis" / "paper_distances.csv").exists()
     assert "Sweep of d" not in html  # the figure's title is in the image, not the page
     assert "No sweep in this study" not in html and "no line to fit (a D sweep is under Sweep)" in html

@@ -71,12 +71,15 @@ def test_distances_on_samples_worked_by_hand():
                              "warmup": [True] * len(warmup) + [False] * len(latencies)})
 
     # the reference is ours moved 2 ms later: every receipt moves 2 ms (Wasserstein 2); from 2 to
-    # 5 ms the ECDFs are 2/4 apart (2/4 against 0/4, 3/4 against 1/4, 4/4 against 2/4): KS 0.5
+    # 5 ms the ECDFs are 2/4 apart (2/4 against 0/4, 3/4 against 1/4, 4/4 against 2/4): KS 0.5.
+    # Ours 1 ms earlier, [0, 1, 2, 3]: at 3 ms 4/4 against 1/4, KS 0.75; 1 ms later, [2, 3, 4, 5]:
+    # one step apart everywhere, KS 0.25
     ours = pd.concat([frame(2000, [1, 2, 3, 4]), frame(9000, [1, 2])])  # the reference has no 9 KB
     reference = frame(2000, [3, 4, 5, 6], warmup=[500.0])  # its warm-up receipt is left out
     table = stats.distribution_distances(ours, reference, ["size_bytes"])
     assert table.to_dict("records") == [
-        {"size_bytes": 2000, "ks": 0.5, "wasserstein_ms": pytest.approx(2.0), "ours_n": 4, "reference_n": 4}]
+        {"size_bytes": 2000, "ks": 0.5, "ks_minus_1ms": 0.75, "ks_plus_1ms": 0.25, "wasserstein_ms": pytest.approx(2.0),
+         "ours_n": 4, "reference_n": 4}]
     # unequal sizes: on [0, 1) the ECDFs are 2/3 and 1/2 apart by 1/6, equal elsewhere: KS = W = 1/6
     table = stats.distribution_distances(frame(2000, [0, 0, 1]), frame(2000, [0, 1]), ["size_bytes"])
     assert table.loc[0, "ks"] == pytest.approx(1 / 6) and table.loc[0, "wasserstein_ms"] == pytest.approx(1 / 6)

@@ -6,11 +6,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import RECORDED
+from conftest import RECORDED, RECORDED_NETWORK
 from recorded import CASCADE_RUNS, RUNS, ecdf_distances, parsed_copies
 
 from waku_shadow import cli
 from waku_shadow.configuration import loader
+from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
 
 SWEEP_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
@@ -22,6 +23,15 @@ def study_results(base, name, runs, traffic=False) -> StudyResults:
     for run in copies if traffic else []:
         assert cli.main(["traffic", "--run-dir", str(run)]) == 0
     return StudyResults(loader.load(RECORDED / f"{name}.yaml"), copies)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def recorded_network_stands_for_the_papers():
+    """The recorded runs' network stands in for the paper's (conftest.RECORDED_NETWORK), for every
+    result of this module's studies, which are computed on first use."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compare, "PAPER_NETWORK", RECORDED_NETWORK)
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -62,9 +62,10 @@ def cmd_identify_nwaku(args) -> None:
     binary = Path(args.binary)
     if not binary.is_file():
         raise StackError(f"wakunode2 not found: {binary}")
-    patches = None if args.prebuilt else [Path(p) for p in args.patches]
+    patches = None if args.prebuilt else [checkout.listed_patch(Path(p)) for p in args.patches]
     identity = builds.nwaku_identity(
-        args.tag, patches, binary, args.built_from, args.make_flag, args.memory_manager, args.allocator
+        args.tag, patches, binary, args.built_from, args.make_flag, args.memory_manager, args.allocator,
+        None if args.prebuilt else args.patch_tiers,
     )
     Path(args.out).write_text(json.dumps(identity, indent=2) + "\n")
 
@@ -78,12 +79,13 @@ def cmd_adopt_nwaku(args) -> None:
     nwaku = study.stack
     identity = builds.nwaku_identity(
         nwaku.nwaku_tag,
-        checkout.build_patches(nwaku.nwaku_tag, nwaku.nwaku_memory_manager),
+        checkout.build_patches(nwaku.nwaku_tag, nwaku.nwaku_memory_manager, nwaku.nwaku_patches),
         target / "wakunode2",
         args.built_from,
         list(nwaku.nwaku_make_flags),
         nwaku.nwaku_memory_manager,
         nwaku.nwaku_allocator,
+        nwaku.nwaku_patches,
     )
     (target / builds.IDENTITY).write_text(json.dumps(identity, indent=2) + "\n")
     print(target / "wakunode2")
@@ -355,17 +357,17 @@ def cmd_cost_law(args) -> None:
 
 
 def cmd_docs_tables(args) -> None:
-    """Fill the generated tables of the README and docs (findings, cost) from results/ and bench/."""
+    """Fill the generated tables of the README and docs/ from summaries/, results/ and bench/."""
     from waku_shadow.report import docs_tables
 
-    generated = docs_tables.tables(Path(args.results), Path(args.bench))
+    generated = docs_tables.tables(Path(args.results), Path(args.bench), Path(args.summaries), Path(args.configs))
     if args.only:
         unknown = sorted(set(args.only) - set(generated))
         if unknown:
             raise ConfigError(f"--only: no table is called {', '.join(map(repr, unknown))}; known: {', '.join(generated)}")
         # the others are kept as they are, e.g. tables of studies whose results are on another machine
         generated = {name: table if name in args.only else None for name, table in generated.items()}
-    for doc in map(Path, args.docs):
+    for doc in map(Path, args.docs or docs_tables.generated_docs(Path("."))):
         text, kept = docs_tables.fill(doc.read_text(), generated, str(doc))
         doc.write_text(text)
         print(f"{doc}: " + (f"kept as they were, no results here: {', '.join(kept)}" if kept else "every table written"))
@@ -405,7 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--make-flag", action="append", default=[], help="a make argument the build used (repeatable)")
     p.add_argument("--memory-manager", help="the Nim memory manager the build used (--mm:...)")
     p.add_argument("--allocator", help="the allocator the build used: malloc (-d:useMalloc) or nim")
-    p.add_argument("patches", nargs="*")
+    p.add_argument("--patch-tiers", choices=checkout.PATCH_CHOICES, default="all",
+                   help="the tiers of the patches the build applied (stack.nwaku.patches); default: all")
+    p.add_argument("patches", nargs="*", help="the patches the build applied, in order, each listed in its folder's series")
     p.set_defaults(func=cmd_identify_nwaku)
 
     p = sub.add_parser("adopt-nwaku", help="install a wakunode2 built with the patches where the workflow expects it")
@@ -462,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("bench", help="measure what a run costs: wall time, memory, speed, log volume")
     p.add_argument("configs", nargs="+", help="one study config, or two to compare (second / first); "
-                   "join overlays with '+', e.g. configs/paper.yaml+configs/baseline.yaml")
+                   "join overlays with '+', e.g. configs/paper.yaml+configs/overlays/baseline.yaml")
     p.add_argument("--size", default="10 KB", help="the message size to run (default: 10 KB)")
     p.add_argument("--nodes", type=int, help="run with this many nodes instead of the config's (scaling)")
     p.add_argument("--cores", type=int, default=os.cpu_count())
@@ -512,9 +516,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=checkout.COST_LAW)
     p.set_defaults(func=cmd_cost_law)
 
-    p = sub.add_parser("docs-tables", help="write the measured tables of docs/findings.md and docs/cost.md from results/ and bench/")
-    p.add_argument("docs", nargs="*", default=["README.md", "docs/findings.md", "docs/cost.md"])
+    p = sub.add_parser("docs-tables", help="write the measured tables of the README and docs/ from summaries/, results/ and bench/")
+    p.add_argument("docs", nargs="*", help="default: README.md and every page of docs/ with a generated table")
     p.add_argument("--results", default="results")
+    p.add_argument("--summaries", default="summaries", help="the committed summaries, refreshed from the results here")
+    p.add_argument("--configs", default="configs", help="where the configs of the summarised studies are")
     p.add_argument("--bench", default="bench")
     p.add_argument("--only", action="append", metavar="TABLE",
                    help="write only this generated table (repeatable); the others are kept as they are")

@@ -62,11 +62,16 @@ def compare(ours: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+KS_SHIFTS = {"minus_1ms": -1.0, "plus_1ms": 1.0}  # distribution_distances' sensitivity to a millisecond
+
+
 def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """How far our latency distribution is from a reference's, per group of ``ours`` by ``keys``
     (which include size_bytes) whose size the reference has; warm-up receipts left out of both.
 
     ks: the Kolmogorov–Smirnov distance, the largest vertical gap between the two ECDFs (0 to 1).
+    ks_minus_1ms, ks_plus_1ms: the same with ours moved 1 ms earlier or later: where one of them is
+    far below ks, the gap is a millisecond's offset of steps both distributions share, not their shape.
     wasserstein_ms: the area between the two ECDFs, how far (ms) latency must move on average to
     turn one distribution into the other.
     """
@@ -77,14 +82,18 @@ def distribution_distances(ours: pd.DataFrame, reference: pd.DataFrame, keys: li
         other = reference.loc[reference["size_bytes"] == at["size_bytes"], "latency_ms"]
         if other.empty:
             continue
+        latency = group["latency_ms"]
         rows.append({
             **at,
-            "ks": scipy_stats.ks_2samp(group["latency_ms"], other).statistic,
-            "wasserstein_ms": scipy_stats.wasserstein_distance(group["latency_ms"], other),
+            "ks": scipy_stats.ks_2samp(latency, other).statistic,
+            **{f"ks_{name}": scipy_stats.ks_2samp(latency + shift_ms, other).statistic for name, shift_ms in KS_SHIFTS.items()},
+            "wasserstein_ms": scipy_stats.wasserstein_distance(latency, other),
             "ours_n": len(group),
             "reference_n": len(other),
         })
-    return pd.DataFrame(rows, columns=[*keys, "ks", "wasserstein_ms", "ours_n", "reference_n"])
+    return pd.DataFrame(rows, columns=[*keys, "ks", *(f"ks_{name}" for name in KS_SHIFTS), "wasserstein_ms", "ours_n",
+                                       "reference_n"])
+
 
 
 def largest_distance_between(receipts: pd.DataFrame, keys: list[str], between: str = "seed") -> pd.DataFrame:

@@ -30,13 +30,17 @@ COST_COLUMNS = ["wall_s", "peak_memory_gib", "memory_measure"]  # of the runs ta
 
 
 def paper_sizes(study: Study) -> set[int]:
-    """The study's message sizes that the paper simulated (its raw Shadow latencies)."""
+    """The study's message sizes that the paper simulated (its raw Shadow latencies): none unless the
+    study runs the paper's network (compare.network_differences)."""
+    if compare.network_differences(study):
+        return set()
     return set(study.message_sizes) & published.simulated_sizes()
 
 
 def table5_sizes(study: Study) -> set[int]:
-    """The study's message sizes beside which Table 5 is set: none for a sweep (Table 5 is per size, not per point)."""
-    return set() if study.sweep else set(study.message_sizes) & published.table5_sizes()
+    """The study's message sizes beside which Table 5 is set: none for a sweep (Table 5 is per size, not
+    per point) or a study that does not run the paper's network."""
+    return set() if study.sweep else paper_sizes(study) & published.table5_sizes()
 
 
 def is_located_cascade(study: Study) -> bool:
@@ -53,6 +57,12 @@ class StudyResults:
         self.study = study
         self.run_dirs = [Path(run_dir) for run_dir in run_dirs]
         self.keys = study_tables.point_keys(study)  # a point: the message size, and the swept value in a sweep
+
+    @cached_property
+    def paper_receipts(self) -> pd.DataFrame:
+        """The receipts of the sizes set beside the paper's data (paper_sizes): none unless the study runs
+        the paper's network."""
+        return self.receipts[self.receipts["size_bytes"].isin(paper_sizes(self.study))]
 
     def _pooled(self, file: str) -> pd.DataFrame:
         return pd.concat([study_tables.run_table(run_dir, file) for run_dir in self.run_dirs], ignore_index=True)
@@ -127,11 +137,11 @@ class StudyResults:
     @cached_property
     def distances(self) -> pd.DataFrame:
         """compare.distances per point, the repetitions pooled; empty without a size the paper simulated."""
-        return compare.distances(self.receipts, self.keys)
+        return compare.distances(self.paper_receipts, self.keys)
 
     @cached_property
     def distances_by_seed(self) -> pd.DataFrame:
-        return compare.distances(self.receipts, [*self.keys, "seed"])
+        return compare.distances(self.paper_receipts, [*self.keys, "seed"])
 
     @cached_property
     def distances_between_seeds(self) -> pd.DataFrame:
@@ -141,7 +151,7 @@ class StudyResults:
     @cached_property
     def hop_shares(self) -> pd.DataFrame:
         """compare.hop_shares: receipts per hop count, ours beside the paper's, per point."""
-        return compare.hop_shares(self.receipts, self.keys)
+        return compare.hop_shares(self.paper_receipts, self.keys)
 
     # delivery trees, Equation 2 and Figure 2
 

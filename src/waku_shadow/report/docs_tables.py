@@ -1,4 +1,4 @@
-"""The measured tables of docs/findings.md and docs/cost.md, written from results/ and bench/.
+"""The measured tables of the README and docs/, written from summaries/, results/ and bench/.
 
 A doc marks where a table goes:
 
@@ -6,11 +6,13 @@ A doc marks where a table goes:
     ...replaced by `waku-shadow docs-tables`...
     <!-- /generated -->
 
-Every table says which runs it comes from. Most blocks hold one section per study, headed by its
-name in bold: a section is rewritten when its study's results are on this machine and kept as it was
-otherwise (in the paper-rounds block, one table of every study, the same holds for each study's
-rows), and a block with no results here at all keeps what it holds; the command names what it kept.
-Results are regenerated where they can be run, one study at a time.
+Every table says which runs it comes from. The tables of the paper's network (headline, table5,
+distances) are written from the committed summaries alone (report/summaries.py), which the command
+first refreshes from the results on this machine: a fresh clone rewrites them byte for byte. The
+other blocks hold one section per study, headed by its name in bold: a section is rewritten when its
+study's results are on this machine and kept as it was otherwise (in the paper-rounds block, one
+table of every study, the same holds for each study's rows), and a block with no results here at all
+keeps what it holds; the command names what it kept.
 """
 
 from __future__ import annotations
@@ -26,15 +28,18 @@ import pandas as pd
 from waku_shadow import checkout, layout
 from waku_shadow.analyse import hops, load_study, stats, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
+from waku_shadow.configuration import schema
 from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import bench, cost_model, profile, select_census
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare, published
 from waku_shadow.paper.study_results import StudyResults
+from waku_shadow.report import summaries
 from waku_shadow.report import tables as written
 from waku_shadow.report.tables import number
 from waku_shadow.run import run_stats
 from waku_shadow.run.memory import GIB
+from waku_shadow.stack import builds
 
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 SECTION = re.compile(r"^\*\*(?P<study>[\w.-]+)\*\*", re.M)
@@ -97,7 +102,6 @@ MEMORY_MEASURES = (
     "the run's own, which counts whatever else ran beside the run."
 )
 MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {run_stats.MACHINE_MEASURE}: the machine's fall, see docs/cost.md"
-PAPER_NODES = 1000  # Table 5 and the raw latencies are of the paper's 1000-node network
 
 
 def study_results(gathered: list[study_runs.StudyRuns]) -> dict[str, StudyResults]:
@@ -107,33 +111,57 @@ def study_results(gathered: list[study_runs.StudyRuns]) -> dict[str, StudyResult
 
 def paper_network_results(gathered: list[study_runs.StudyRuns],
                           results_of: dict[str, StudyResults]) -> list[tuple[study_runs.StudyRuns, StudyResults]]:
-    """The results of every single-host study of the paper's 1000 nodes that ran a size of Table 5."""
+    """The results of every study of the paper's network (compare.network_differences) that ran a size of Table 5."""
     found = []
     for g in gathered:
-        if not g.single_host or not g.validated or g.study.nodes != PAPER_NODES:
+        if not g.validated:
             continue
         results = results_of[g.study.name]
-        if not results.table5.empty:  # empty: a sweep, or no size of Table 5
+        if not results.table5.empty:  # empty: not the paper's network, a sweep, or no size of Table 5
             found.append((g, results))
     return found
 
 
-def single_host_tables(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> tuple[Block, Block, Block]:
-    """Table 5 beside ours, the distances from the paper's raw latencies, and those distances in one
-    line, per study of paper_network_results."""
-    table5, distances, in_brief = {}, {}, {}
-    for g, results in paper_network:
-        runs = ", ".join(r.name for r in g.validated)
-        table5[g.study.name] = f"**{g.study.name}** ({runs}):\n\n" + written.table5(results.table5).markdown()
-        pooled, by_seed = results.distances, results.distances_by_seed
-        distances[g.study.name] = (f"**{g.study.name}** ({runs}):\n\n"
-                                   + written.distances(pooled, by_seed, results.keys,
-                                                       results.distances_between_seeds).markdown())
-        seeds = by_seed.groupby("size_bytes")["seed"].nunique()
-        in_brief[g.study.name] = (f"**{g.study.name}**: KS " + ", ".join(
-            f"{row.ks:.2f} at {human_size(int(row.size_bytes))} ({seeds[row.size_bytes]} seed{'s' if seeds[row.size_bytes] > 1 else ''})"
-            for row in pooled.itertuples()) + "\n")
-    return (table5 or None), (distances or None), (in_brief or None)
+def single_host_tables(summarised: dict[str, summaries.StudySummary]) -> tuple[Block, Block]:
+    """Table 5 beside ours and the distances from the paper's raw latencies, one section per summary
+    (summaries/, each of a study of the paper's network), in the order of the studies' names."""
+    if not summarised:
+        return None, None
+    table5, distances = [], []
+    for name, summary in summarised.items():
+        heading = f"**{name}** ({summary.config}; {', '.join(summary.runs)}):\n\n"
+        table5.append(heading + written.table5(summary.table5).markdown())
+        distances.append(heading + written.distances(summary.distances, summary.distances_by_seed, summary.keys,
+                                                     summary.distances_between_seeds).markdown())
+    return "\n".join(table5), "\n".join(distances)
+
+
+HEADLINE_STUDY = "paper-calibrated"  # the reading of the paper's setup its own data show (docs/paper.md)
+
+
+def default_nwaku_build() -> dict:
+    """The nwaku build a study makes when it names none: its tag and patch set (every tier)."""
+    nwaku = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]
+    patches = checkout.build_patches(nwaku["tag"], nwaku["memory_manager"])
+    return {"nwaku_tag": nwaku["tag"], "patch_set": builds.patch_set_hash([patch.path for patch in patches])}
+
+
+def headline(summarised: dict[str, summaries.StudySummary], default_build: dict) -> Block:
+    """The README's result: HEADLINE_STUDY's Table 5 and distances per size. Refused when its summary is
+    not of the default nwaku build: the headline must be what the build we ship gives."""
+    summary = summarised.get(HEADLINE_STUDY)
+    if summary is None:
+        return None
+    ran_on = {key: summary.nwaku.get(key) for key in default_build}
+    if ran_on != default_build:
+        raise ConfigError(
+            f"summaries/{HEADLINE_STUDY}: its runs are of nwaku {ran_on['nwaku_tag']} with patch set "
+            f"{ran_on['patch_set']}, not of the default build ({default_build['nwaku_tag']}, patch set "
+            f"{default_build['patch_set']}); rerun {summary.config} on the default build before the docs quote it")
+    seeds = f"seeds {summary.seeds[0]}–{summary.seeds[-1]}" if len(summary.seeds) > 1 else f"seed {summary.seeds[0]}"
+    return (f"**{summary.study}** ({summary.config}, {seeds}; nwaku {summary.nwaku['nwaku_tag']}, patch set "
+            f"{summary.nwaku['patch_set']}):\n\n"
+            + written.headline(summary.table5, summary.distances, summary.distances_by_seed).markdown())
 
 
 def paper_rounds(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
@@ -409,9 +437,8 @@ def spam_answers(gathered: list[study_runs.StudyRuns]) -> Block:
 
 
 def paper_network_studies(gathered: list[study_runs.StudyRuns]) -> list[study_runs.StudyRuns]:
-    """The single-host studies of the paper's 1000 nodes, not sweeps, with validated runs."""
-    return [g for g in gathered
-            if g.single_host and not g.study.sweep and g.study.nodes == PAPER_NODES and g.validated]
+    """The studies of the paper's network (compare.network_differences), not sweeps, with validated runs."""
+    return [g for g in gathered if not g.study.sweep and g.validated and not compare.network_differences(g.study)]
 
 
 def paper_cost(gathered: list[study_runs.StudyRuns], law: cost_model.CostLaw | None) -> Block:
@@ -531,15 +558,23 @@ def selects(bench_dir: Path) -> str | None:
     return select_census.comparison(sorted(p.parent for p in (bench_dir / "selects").glob(f"*/{select_census.CENSUS_TABLE}")))
 
 
-def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
+def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None,
+           configs_dir: Path | None = None) -> dict[str, Block]:
+    """Every generated block by name. The studies of the paper's network whose runs are here are
+    summarised into summaries_dir (default: summaries/ beside results_dir) first, and their blocks
+    are written from the summaries alone; configs_dir is where their configs are (configs/)."""
     gathered = study_runs.gather(studies(results_dir))
     law = cost_law(bench_dir)
     results_of = study_results(gathered)
     paper_network = paper_network_results(gathered, results_of)
-    table5, distances, distances_in_brief = single_host_tables(paper_network)
+    summaries_dir = summaries_dir or results_dir.parent / summaries.SUMMARIES
+    for _, results in paper_network:
+        summaries.write(results, summaries_dir, configs_dir)
+    summarised = summaries.read_all(summaries_dir)
+    table5, distances = single_host_tables(summarised)
     return {
         "runs": runs_table(gathered), "table5": table5, "distances": distances,
-        "distances-in-brief": distances_in_brief, "table3": table3(gathered),
+        "headline": headline(summarised, default_nwaku_build()), "table3": table3(gathered),
         "sweeps": sweeps(gathered), "comparisons": comparisons(gathered, results_of),
         "features": features(gathered, results_of), "knees": knees(gathered),
         "churn": churn_delivery(gathered),
@@ -552,6 +587,12 @@ def tables(results_dir: Path, bench_dir: Path) -> dict[str, Block]:
         "paper-rounds": paper_rounds(paper_network),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
     }
+
+
+def generated_docs(root: Path) -> list[Path]:
+    """README.md and every page under docs/ that holds a generated block."""
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    return [page for page in pages if page.exists() and BLOCK.search(page.read_text())]
 
 
 def sections(body: str) -> dict[str, str]:

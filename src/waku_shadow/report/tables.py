@@ -99,9 +99,10 @@ def compared(comparison: pd.DataFrame, other: str) -> Table:
 
 
 def distances(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str], between: pd.DataFrame | None = None) -> Table:
-    """compare.distances: one row per point, KS, Wasserstein and both sample sizes of the pooled
-    repetitions, and with several seeds the mean of each seed's distances and their range, and
-    (given ``between``, stats.largest_distance_between) the largest KS between two of our seeds."""
+    """compare.distances: one row per point, KS, KS with ours 1 ms earlier and later, Wasserstein and
+    both sample sizes of the pooled repetitions, and with several seeds the mean of each seed's
+    distances and their range, and (given ``between``, stats.largest_distance_between) the largest KS
+    between two of our seeds."""
     seeds = by_seed["seed"].nunique() > 1
     extra = [k for k in keys if k != "size_bytes"]
     spread = by_seed.groupby(keys).agg(ks_mean=("ks", "mean"), ks_min=("ks", "min"), ks_max=("ks", "max"),
@@ -114,14 +115,31 @@ def distances(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str], betw
     rows = []
     for row in merged.to_dict("records"):
         rows.append([*(f"{row[k]}" for k in extra), size(row["size_bytes"]), f"{row['ks']:.3f}",
+                     f"{row['ks_minus_1ms']:.3f} / {row['ks_plus_1ms']:.3f}",
                      f"{row['wasserstein_ms']:.1f}", f"{row['ours_n']}", f"{row['paper_n']}",
                      *([f"{row['ks_mean']:.3f} ({row['ks_min']:.3f}–{row['ks_max']:.3f})",
                         f"{row['w_mean']:.1f} ({row['w_min']:.1f}–{row['w_max']:.1f})"] if seeds else []),
                      *([number(row["ks_between"], "{:.3f}")] if show_between else [])])
-    columns = [*extra, "size", "KS", "Wasserstein (ms)", "ours n", "paper n",
+    columns = [*extra, "size", "KS", "KS, ours 1 ms earlier / later", "Wasserstein (ms)", "ours n", "paper n",
                *(["KS per seed: mean (range)", "Wasserstein per seed (ms): mean (range)"] if seeds else []),
                *(["KS between our seeds (largest)"] if show_between else [])]
-    return table(rows, columns, "r" * len(extra) + "lrrrr" + ("rr" if seeds else "") + ("r" if show_between else ""))
+    return table(rows, columns, "r" * len(extra) + "lrrrrr" + ("rr" if seeds else "") + ("r" if show_between else ""))
+
+
+def headline(table5_comparison: pd.DataFrame, pooled: pd.DataFrame, by_seed: pd.DataFrame) -> Table:
+    """One row per size: Table 5 beside ours (compare.table5_comparison), then the distances from the
+    paper's raw latencies (compare.distances, repetitions pooled, and their range over seeds)."""
+    cells = table5_comparison.set_index(["size_bytes", "statistic"])
+    spread = by_seed.groupby("size_bytes")["ks"].agg(["min", "max"])
+    rows = []
+    for row in pooled.sort_values("size_bytes").to_dict("records"):
+        at = row["size_bytes"]
+        rows.append([size(at), *(_beside(c.paper_ms, c.ours_ms, c.ratio) for c in (cells.loc[(at, s)] for s in STATISTICS)),
+                     f"{row['ks']:.3f}", f"{spread.loc[at, 'min']:.3f}–{spread.loc[at, 'max']:.3f}",
+                     f"{row['ks_minus_1ms']:.3f} / {row['ks_plus_1ms']:.3f}", f"{row['wasserstein_ms']:.1f}"])
+    columns = ["size", *(f"{'avg' if s == 'mean' else s} (ms): paper / ours" for s in STATISTICS), "KS",
+               "KS per seed", "KS, ours 1 ms earlier / later", "Wasserstein (ms)"]
+    return table(rows, columns, "l" + "r" * (len(columns) - 1))
 
 
 def table3(comparison: pd.DataFrame) -> Table:
