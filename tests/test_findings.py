@@ -147,7 +147,7 @@ def test_the_headline_must_be_of_the_default_build(results, tmp_path):
     recorded_build = {key: summarised[docs_tables.HEADLINE_STUDY].nwaku[key] for key in ("nwaku_tag", "patch_set")}
     block = docs_tables.headline(summarised, recorded_build)
     assert block.startswith("**recorded** (data/recorded.yaml, seed 11; nwaku v0.36.0, patch set 145ae3193797):")
-    assert "| 2 KB | 356 / " in block and "KS, ours 1 ms earlier / later" in block
+    assert "| 2 KB | 1 | 356 / " in block and "KS, ours 1 ms earlier / later" in block
 
 
 def test_the_paper_rounds_rows_of_a_study_without_results_here_are_kept(results, monkeypatch):

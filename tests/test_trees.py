@@ -106,3 +106,19 @@ def test_latency_steps_need_separated_equal_steps():
     lone = pd.Series([300.0] * 60 + [400.0] * 60 + [700.0])
     assert hops.hops_from_latency_steps(lone) is None
     assert hops.hops_from_latency_steps(lone, min_share=0.005) is None  # and 300 ms after the last step
+
+
+def test_relayed_hop_times_worked_by_hand():
+    # P publishes at 0; A hears P at 80 ms (hop 1, not relayed); B and C hear A at 160 and 161 ms,
+    # D hears B at 240 ms: relayed hops of 80, 81 and 80 ms; the warm-up's receipt is left out
+    def receipt(receiver, from_host, hop, received_ms, warmup=False):
+        return {"run": "r", "msg_hash": "w" if warmup else "m", "size_bytes": 2000, "publisher": "P",
+                "publish_ns": 0, "receiver": receiver, "from_host": from_host, "hop": hop,
+                "received_ns": int(received_ms * 1e6), "warmup": warmup}
+
+    receipts = pd.DataFrame([receipt("A", "P", 1, 80), receipt("B", "A", 2, 160), receipt("C", "A", 2, 161),
+                             receipt("D", "B", 3, 240), receipt("A", "P", 1, 80, warmup=True),
+                             receipt("B", "A", 2, 190, warmup=True)])
+    times = hops.relay_hop_times(receipts).iloc[0]
+    assert (times["relayed_hops"], times["median_ms"], times["commonest_ms"]) == (3, 80.0, 80.0)
+    assert times["p95_ms"] == pytest.approx(80.9) and times["commonest_share"] == pytest.approx(2 / 3)

@@ -67,6 +67,22 @@ def hop_times_ms(receipts: pd.DataFrame) -> pd.Series:
     return (receipts["received_ns"] - parent_ns) / 1e6
 
 
+def relay_hop_times(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """Per point, how long the relayed hops took (hop 2 on: a relay's receipt to its child's, each
+    the end of a verification sleep): their count, median and p95 (ms), the commonest time to the
+    tenth of a millisecond and its share. Measured receipts only."""
+    keys = list(keys)
+    relayed = stats.measured(receipts).assign(hop_ms=lambda r: hop_times_ms(r))
+    relayed = relayed[relayed["hop"] >= 2]
+    rows = []
+    for point, group in relayed.groupby(keys):
+        tenths = group["hop_ms"].round(1).value_counts()
+        rows.append({**stats.point_at(keys, point), "relayed_hops": len(group), "median_ms": group["hop_ms"].median(),
+                     "p95_ms": group["hop_ms"].quantile(0.95), "commonest_ms": tenths.index[0],
+                     "commonest_share": tenths.iloc[0] / len(group)})
+    return pd.DataFrame(rows, columns=[*keys, "relayed_hops", "median_ms", "p95_ms", "commonest_ms", "commonest_share"])
+
+
 def hop_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
     """Receipts per point (size, or swept value and size) and hop count, warm-up excluded."""
     measured = stats.measured(receipts)

@@ -181,6 +181,11 @@ class StudyResults:
                              "label": self.study.name})
 
     @cached_property
+    def relay_hop_times(self) -> pd.DataFrame:
+        """hops.relay_hop_times per point: how long relayed hops took, and how alike they were."""
+        return hops.relay_hop_times(self.receipts, self.keys)
+
+    @cached_property
     def hop_histogram(self) -> pd.DataFrame:
         return hops.hop_histogram(self.receipts, self.keys)
 

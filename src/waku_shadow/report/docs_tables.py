@@ -122,18 +122,20 @@ def paper_network_results(gathered: list[study_runs.StudyRuns],
     return found
 
 
-def single_host_tables(summarised: dict[str, summaries.StudySummary]) -> tuple[Block, Block]:
-    """Table 5 beside ours and the distances from the paper's raw latencies, one section per summary
-    (summaries/, each of a study of the paper's network), in the order of the studies' names."""
+def single_host_tables(summarised: dict[str, summaries.StudySummary]) -> tuple[Block, Block, Block]:
+    """Table 5 beside ours, the distances from the paper's raw latencies and how long relayed hops
+    took, one section per summary (summaries/, each of a study of the paper's network), in the order
+    of the studies' names."""
     if not summarised:
-        return None, None
-    table5, distances = [], []
+        return None, None, None
+    table5, distances, hop_times = [], [], []
     for name, summary in summarised.items():
         heading = f"**{name}** ({summary.config}; {', '.join(summary.runs)}):\n\n"
         table5.append(heading + written.table5(summary.table5).markdown())
         distances.append(heading + written.distances(summary.distances, summary.distances_by_seed, summary.keys,
                                                      summary.distances_between_seeds).markdown())
-    return "\n".join(table5), "\n".join(distances)
+        hop_times.append(heading + written.relay_hop_times(summary.relay_hop_times).markdown())
+    return "\n".join(table5), "\n".join(distances), "\n".join(hop_times)
 
 
 HEADLINE_STUDY = "paper-calibrated"  # the reading of the paper's setup its own data show (docs/paper.md)
@@ -158,7 +160,7 @@ def headline(summarised: dict[str, summaries.StudySummary], default_build: dict)
             f"summaries/{HEADLINE_STUDY}: its runs are of nwaku {ran_on['nwaku_tag']} with patch set "
             f"{ran_on['patch_set']}, not of the default build ({default_build['nwaku_tag']}, patch set "
             f"{default_build['patch_set']}); rerun {summary.config} on the default build before the docs quote it")
-    seeds = f"seeds {summary.seeds[0]}–{summary.seeds[-1]}" if len(summary.seeds) > 1 else f"seed {summary.seeds[0]}"
+    seeds = f"seeds {', '.join(map(str, summary.seeds))}" if len(summary.seeds) > 1 else f"seed {summary.seeds[0]}"
     return (f"**{summary.study}** ({summary.config}, {seeds}; nwaku {summary.nwaku['nwaku_tag']}, patch set "
             f"{summary.nwaku['patch_set']}):\n\n"
             + written.headline(summary.table5, summary.distances, summary.distances_by_seed).markdown())
@@ -571,9 +573,9 @@ def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None
     for _, results in paper_network:
         summaries.write(results, summaries_dir, configs_dir)
     summarised = summaries.read_all(summaries_dir)
-    table5, distances = single_host_tables(summarised)
+    table5, distances, hop_times = single_host_tables(summarised)
     return {
-        "runs": runs_table(gathered), "table5": table5, "distances": distances,
+        "runs": runs_table(gathered), "table5": table5, "distances": distances, "relay-hop-times": hop_times,
         "headline": headline(summarised, default_nwaku_build()), "table3": table3(gathered),
         "sweeps": sweeps(gathered), "comparisons": comparisons(gathered, results_of),
         "features": features(gathered, results_of), "knees": knees(gathered),

@@ -10,6 +10,7 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       distances.csv            compare.distances, repetitions pooled
                       distances_by_seed.csv    compare.distances per point and seed
                       distances_between_seeds.csv  stats.largest_distance_between
+                      relay_hop_times.csv      hops.relay_hop_times per point
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from waku_shadow.paper.study_results import StudyResults
 
 SUMMARIES = "summaries"
 PROVENANCE = "provenance.json"
-TABLES = ("latency_summary", "distances", "distances_by_seed", "distances_between_seeds")
+TABLES = ("latency_summary", "distances", "distances_by_seed", "distances_between_seeds", "relay_hop_times")
 
 
 @dataclass
@@ -48,6 +49,7 @@ class StudySummary:
     distances: pd.DataFrame
     distances_by_seed: pd.DataFrame
     distances_between_seeds: pd.DataFrame
+    relay_hop_times: pd.DataFrame
 
     @property
     def table5(self) -> pd.DataFrame:

@@ -127,19 +127,27 @@ def distances(pooled: pd.DataFrame, by_seed: pd.DataFrame, keys: list[str], betw
 
 
 def headline(table5_comparison: pd.DataFrame, pooled: pd.DataFrame, by_seed: pd.DataFrame) -> Table:
-    """One row per size: Table 5 beside ours (compare.table5_comparison), then the distances from the
-    paper's raw latencies (compare.distances, repetitions pooled, and their range over seeds)."""
+    """One row per size: its seeds, Table 5 beside ours (compare.table5_comparison), then the distances
+    from the paper's raw latencies (compare.distances, the seeds pooled, and their range over seeds)."""
     cells = table5_comparison.set_index(["size_bytes", "statistic"])
-    spread = by_seed.groupby("size_bytes")["ks"].agg(["min", "max"])
+    spread = by_seed.groupby("size_bytes").agg(seeds=("seed", "nunique"), low=("ks", "min"), high=("ks", "max"))
     rows = []
     for row in pooled.sort_values("size_bytes").to_dict("records"):
         at = row["size_bytes"]
-        rows.append([size(at), *(_beside(c.paper_ms, c.ours_ms, c.ratio) for c in (cells.loc[(at, s)] for s in STATISTICS)),
-                     f"{row['ks']:.3f}", f"{spread.loc[at, 'min']:.3f}–{spread.loc[at, 'max']:.3f}",
+        rows.append([size(at), f"{spread.loc[at, 'seeds']}",
+                     *(_beside(c.paper_ms, c.ours_ms, c.ratio) for c in (cells.loc[(at, s)] for s in STATISTICS)),
+                     f"{row['ks']:.3f}", f"{spread.loc[at, 'low']:.3f}–{spread.loc[at, 'high']:.3f}",
                      f"{row['ks_minus_1ms']:.3f} / {row['ks_plus_1ms']:.3f}", f"{row['wasserstein_ms']:.1f}"])
-    columns = ["size", *(f"{'avg' if s == 'mean' else s} (ms): paper / ours" for s in STATISTICS), "KS",
+    columns = ["size", "seeds", *(f"{'avg' if s == 'mean' else s} (ms): paper / ours" for s in STATISTICS), "KS",
                "KS per seed", "KS, ours 1 ms earlier / later", "Wasserstein (ms)"]
     return table(rows, columns, "l" + "r" * (len(columns) - 1))
+
+
+def relay_hop_times(times: pd.DataFrame) -> Table:
+    """hops.relay_hop_times: per size, the relayed hops, their median and p95 and the commonest time."""
+    rows = [[size(r["size_bytes"]), f"{r['relayed_hops']:,}", f"{r['median_ms']:.1f}", f"{r['p95_ms']:.1f}",
+             f"{r['commonest_ms']:.1f}", f"{r['commonest_share']:.1%}"] for r in times.to_dict("records")]
+    return table(rows, ["size", "relayed hops", "median (ms)", "p95 (ms)", "commonest (ms)", "its share"], "lrrrrr")
 
 
 def table3(comparison: pd.DataFrame) -> Table:
