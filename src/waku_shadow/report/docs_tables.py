@@ -7,12 +7,12 @@ A doc marks where a table goes:
     <!-- /generated -->
 
 Every table says which runs it comes from. The tables of the paper's network (headline, table5,
-distances) are written from the committed summaries alone (report/summaries.py), which the command
-first refreshes from the results on this machine: a fresh clone rewrites them byte for byte. The
-other blocks hold one section per study, headed by its name in bold: a section is rewritten when its
-study's results are on this machine and kept as it was otherwise (in the paper-rounds block, one
-table of every study, the same holds for each study's rows), and a block with no results here at all
-keeps what it holds; the command names what it kept.
+distances, relay-hop-times) are written from the committed summaries alone (report/summaries.py),
+which the command first refreshes from the results on this machine: a fresh clone rewrites them
+byte for byte. The other blocks hold one section per study, headed by its name in bold: a section
+is rewritten when its study's results are on this machine and kept as it was otherwise (in the
+paper-rounds block, one table of every study, the same holds for each study's rows), and a block
+with no results here at all keeps what it holds; the command names what it kept.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ MEMORY_MEASURES = (
     f"({run_stats.MACHINE_MEASURE}) the fall of the machine's available memory, the only measure of runs recorded before "
     "the run's own, which counts whatever else ran beside the run."
 )
-MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {run_stats.MACHINE_MEASURE}: the machine's fall, see docs/cost.md"
+MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {run_stats.MACHINE_MEASURE}: the machine's fall, see docs/performance.md"
 
 
 def study_results(gathered: list[study_runs.StudyRuns]) -> dict[str, StudyResults]:
