@@ -3,6 +3,7 @@
 #   snakemake --cores 2                                   # configs/default.yaml
 #   snakemake --cores 64 --configfile configs/paper.yaml  # any study config
 #   snakemake --cores 64 paper                            # every figure and table of the paper
+#   snakemake --cores 64 signoff --config 'signoff={base: v0.38.1, candidate: master-69fbffa3a}'
 #
 # Where Shadow and nwaku come from (installed binaries, a local nwaku tree) goes
 # in the untracked local.yaml; see configs/local.example.yaml.
@@ -27,3 +28,13 @@ rule all:
 
 
 include: "rules/paper.smk"
+
+
+try:
+    SIGNOFF_SIDES = signoff_config.sides(workflow.config_settings)
+except WakuShadowError as exc:
+    sys.exit(f"waku-shadow: {exc}")
+
+if SIGNOFF_SIDES:
+
+    include: "rules/signoff.smk"

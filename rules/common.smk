@@ -5,6 +5,7 @@ from pathlib import Path
 from waku_shadow import checkout, layout
 from waku_shadow.analyse import load_study
 from waku_shadow.configuration import loader, sources
+from waku_shadow.configuration import signoff as signoff_config
 from waku_shadow.cost import cost_model
 from waku_shadow.paper import studies
 from waku_shadow.report import study_analysis

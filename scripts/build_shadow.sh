@@ -17,10 +17,11 @@ src="$prefix.src"
 rm -rf "$src"
 git clone --depth 1 --branch "$tag" "$repo" "$src"
 cd "$src"
-if [ ${#patches[@]} -gt 0 ]; then
-  git apply --check "${patches[@]}" || { echo "build_shadow: the patches do not apply to Shadow $tag" >&2; exit 1; }
-  git apply "${patches[@]}"
-fi
+# one by one, in order: a patch may touch what one before it touched
+for patch in "${patches[@]}"; do
+  git apply --check "$patch" || { echo "build_shadow: $(basename "$patch") does not apply to Shadow $tag after the patches before it" >&2; exit 1; }
+  git apply "$patch"
+done
 ./setup build --clean --jobs "$(nproc)" --prefix "$prefix"
 ./setup install
 "$prefix/bin/shadow" --version

@@ -63,5 +63,14 @@ def test_a_patch_that_does_not_apply_stops_the_build(upstream, tmp_path):
     patch = patch_file(tmp_path / "0001-other.patch", "a line tcp.c does not have", "anything")
     done = build(upstream, tmp_path / "shadow", patch)
     assert done.returncode != 0
-    assert "build_shadow: the patches do not apply to Shadow v3.3.0" in done.stderr
+    assert "build_shadow: 0001-other.patch does not apply to Shadow v3.3.0 after the patches before it" in done.stderr
     assert not (tmp_path / "shadow" / "bin" / "shadow").exists()
+
+
+def test_a_patch_applies_over_the_one_before_it(upstream, tmp_path):
+    """Patches apply one by one, in order: a later one may change what an earlier one wrote."""
+    first = patch_file(tmp_path / "0001-restart.patch", "cwnd stays open", "cwnd restarts after idle")
+    second = patch_file(tmp_path / "0002-again.patch", "cwnd restarts after idle", "cwnd restarts twice")
+    done = build(upstream, tmp_path / "shadow", first, second)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "cwnd restarts twice"

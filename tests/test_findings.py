@@ -13,8 +13,7 @@ from test_paper_page import study_in
 from waku_shadow import cli, layout
 from waku_shadow.analyse import study_tables
 from waku_shadow.errors import ConfigError
-from waku_shadow.report import docs_tables, summaries
-from waku_shadow.run import run_stats
+from waku_shadow.report import docs_tables, summaries, summary_figures, summary_tables
 
 DOC = """# Findings
 
@@ -71,7 +70,15 @@ def results(recorded_results, recorded_stands_for_the_paper):
 def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, tmp_path, monkeypatch):
     doc = tmp_path / "findings.md"
     doc.write_text(DOC)
-    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED), "--bench", str(REPO / "bench")]) == 0
+    figures = tmp_path / "figures"
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED), "--bench", str(REPO / "bench"), "--figures", str(figures)]) == 0
+    # the figures come from the summary alone, and the same summary draws the same files
+    drawn = {path.name: path.read_bytes() for path in figures.iterdir()}
+    assert sorted(drawn) == ["recorded-latency.png", "recorded-latency.svg"]
+    summary = summaries.read(tmp_path / "summaries" / "recorded")
+    assert summary.latency_histogram["receipts"].sum() == sum(len(measured_latencies(run)) for run in RUNS)
+    summary_figures.write({"recorded": summary}, figures)
+    assert {path.name: path.read_bytes() for path in figures.iterdir()} == drawn
     text = doc.read_text()
     assert "Intro kept." in text and "old table" not in text
     assert "**recorded** (data/recorded.yaml; n16-size2000B-seed11, n16-size100000B-seed11):" in text
@@ -82,35 +89,32 @@ def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, 
     distances = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["distances"]
     assert f"| 2 KB | {ks[0]:.3f} |" in distances and f"| 100 KB | {ks[1]:.3f} |" in distances
     assert "old cascade table" in text  # no cascade study in these results
-    assert "**recorded**:" in text
+    assert "**recorded** (data/recorded.yaml):" in text
     for run in RUNS:
-        assert f"| {run.name} |" in text and "| validated |" in text
+        assert f"| {run.name} |" in text
     assert "scaling-paper-10000B" in text  # bench/scaling-*.json
     again, kept = docs_tables.fill(text, docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED), "doc")
     assert again == text and kept == ["table3"]
 
 
-def test_a_cascade_fills_table3(tmp_path):
+def test_a_cascade_fills_table3_and_a_study_without_results_here_keeps_its_section(tmp_path):
     results = tmp_path / "results"
     study = study_in("recorded-cascade", results)
     parsed_copies(CASCADE_RUNS, results / study.name / layout.RUNS)
     (results / study.name / layout.STUDY_CONFIG).write_text((REPO / "tests/data/recorded-cascade.yaml").read_text())
-    table = docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["table3"]["recorded-cascade"]
+    # no configs: its recording keeps no packet capture, which a summary's bandwidth columns would need
+    generated = docs_tables.tables(results, tmp_path, configs_dir=tmp_path)
+    table = generated["table3"]["recorded-cascade"]
     assert table.startswith("**recorded-cascade** (TCP slow start after idle off;")
     assert "| L_t |" in table
-
-
-def test_a_study_without_results_here_keeps_its_section(results, tmp_path):
-    doc = tmp_path / "findings.md"
-    doc.write_text("<!-- generated: reach-and-tail -->\n**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |\n\n"
-                   "**recorded** (stale):\n\n| stale row |\n<!-- /generated -->\n")
-    generated = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)
-    text, kept = docs_tables.fill(doc.read_text(), generated, str(doc))
-    assert kept == ["reach-and-tail: paper"]
-    assert "**paper** (n1000-size2000B-seed1):\n\n| 2 KB | 356 / 312 |" in text  # another machine's study, as it was
-    assert "stale row" not in text and "**recorded**" in text
-    assert text.index("**paper**") < text.index("**recorded**")  # the block's order is kept
-    assert docs_tables.fill(text, generated, str(doc))[0] == text
+    doc = ("<!-- generated: table3 -->\n**another** (n5-size2000B-seed1):\n\n| L_t | 1 |\n\n"
+           "**recorded-cascade** (stale):\n\n| stale row |\n<!-- /generated -->\n")
+    text, kept = docs_tables.fill(doc, generated, "doc")
+    assert kept == ["table3: another"]
+    assert "**another** (n5-size2000B-seed1):\n\n| L_t | 1 |" in text  # another machine's study, as it was
+    assert "stale row" not in text and "**recorded-cascade** (TCP" in text
+    assert text.index("**another**") < text.index("**recorded-cascade**")  # the block's order is kept
+    assert docs_tables.fill(text, generated, "doc")[0] == text
 
 
 def test_the_paper_networks_tables_come_from_the_summaries_alone(results, tmp_path):
@@ -133,6 +137,14 @@ def test_the_paper_networks_tables_come_from_the_summaries_alone(results, tmp_pa
     assert again == text
 
 
+def test_a_summary_of_an_earlier_waku_shadow_is_refused_by_name(results, tmp_path):
+    summaries_dir = tmp_path / "summaries"
+    docs_tables.tables(results, REPO / "bench", summaries_dir, RECORDED)
+    (summaries_dir / "recorded" / "run_metrics.csv").unlink()
+    with pytest.raises(ConfigError, match=r"summaries/recorded: written by an earlier waku-shadow \(no run_metrics.csv\)"):
+        summaries.read(summaries_dir / "recorded")
+
+
 def test_a_study_without_a_config_is_not_summarised(results, tmp_path):
     with pytest.raises(ConfigError, match="study 'recorded' has no config under"):
         docs_tables.tables(results, REPO / "bench", tmp_path / "summaries", configs_dir=tmp_path)
@@ -141,35 +153,30 @@ def test_a_study_without_a_config_is_not_summarised(results, tmp_path):
 def test_the_headline_must_be_of_the_default_build(results, tmp_path):
     summaries_dir = tmp_path / "summaries"
     docs_tables.tables(results, REPO / "bench", summaries_dir, RECORDED)
-    summarised = {docs_tables.HEADLINE_STUDY: summaries.read(summaries_dir / "recorded")}
+    summarised = {summary_tables.HEADLINE_STUDY: summaries.read(summaries_dir / "recorded")}
     with pytest.raises(ConfigError, match="its runs are of nwaku v0.36.0 .* not of the default build"):
-        docs_tables.headline(summarised, docs_tables.default_nwaku_build())
-    recorded_build = {key: summarised[docs_tables.HEADLINE_STUDY].nwaku[key] for key in ("nwaku_tag", "patch_set")}
-    block = docs_tables.headline(summarised, recorded_build)
+        summary_tables.headline(summarised, summary_tables.default_nwaku_build())
+    recorded_build = {key: summarised[summary_tables.HEADLINE_STUDY].nwaku[key] for key in ("nwaku_tag", "patch_set")}
+    block = summary_tables.headline(summarised, recorded_build)
     assert block.startswith("**recorded** (data/recorded.yaml, seed 11; nwaku v0.36.0, patch set 145ae3193797):")
     assert "| 2 KB | 1 | 356 / " in block and "KS, ours 1 ms earlier / later" in block
 
 
-def test_the_paper_rounds_rows_of_a_study_without_results_here_are_kept(results, monkeypatch):
-    """One table holds every study's distances from both rounds: a study's rows are rewritten when its
-    results are here and kept otherwise, the rows in the order of the studies' names."""
+def test_the_paper_rounds_table_is_written_whole_from_the_summaries(results):
+    """One table holds every summarised study's distances from both rounds; a study with no summary goes."""
     doc = ("<!-- generated: paper-rounds -->\nold evidence\n\n| study | size | seeds | KS |\n|---|---|---:|---:|\n"
-           "| `zebra` | 2 KB | 3 | 0.1 |\n| `recorded` | 2 KB | 1 | stale |\n| `alpha` | 500 KB | 1 | 0.2 |\n"
-           "| `alpha` | 2 KB | 1 | 0.3 |\n<!-- /generated -->\n")
+           "| `zebra` | 2 KB | 3 | 0.1 |\n| `recorded` | 2 KB | 1 | stale |\n<!-- /generated -->\n")
     text, kept = docs_tables.fill(doc, docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED), "doc")
-    assert kept == ["paper-rounds: zebra", "paper-rounds: alpha"]
-    assert "old evidence" not in text and "| final | 2 KB | 356 |" in text and "stale" not in text
+    assert kept == [] and "old evidence" not in text and "| final | 2 KB | 356 |" in text
+    assert "stale" not in text and "zebra" not in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert rows == ["| `alpha` | 500 KB | 1 | 0.2 |", "| `alpha` | 2 KB | 1 | 0.3 |",
-                    *(row for row in rows if row.startswith("| `recorded` |")), "| `zebra` | 2 KB | 3 | 0.1 |"]
-    assert [row.split(" | ")[1] for row in rows if row.startswith("| `recorded` |")] == ["2 KB", "100 KB"]
-    assert docs_tables.fill(text, docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED), "doc")[0] == text
+    assert [row.split(" | ")[1] for row in rows] == ["2 KB", "100 KB"] and all(row.startswith("| `recorded` |") for row in rows)
 
 
 def test_an_unknown_block_is_named(results, tmp_path):
     doc = tmp_path / "cost.md"
     doc.write_text("<!-- generated: tabel5 -->\n<!-- /generated -->\n")
-    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED)]) == 1
+    assert cli.main(["docs-tables", str(doc), "--results", str(results), "--summaries", str(tmp_path / "summaries"), "--configs", str(RECORDED), "--figures", str(tmp_path / "figures")]) == 1
     assert "tabel5" in doc.read_text()
 
 
@@ -190,19 +197,13 @@ def test_table5_is_only_of_the_papers_network(recorded_results):
     assert docs_tables.tables(recorded_results, recorded_results, configs_dir=RECORDED)["table5"] is None  # 16 nodes, not the paper's 1000
 
 
-def test_a_studys_simulations_say_how_they_shared_the_machine(tmp_path):
-    def run(name, started_utc, wall_seconds):
-        run_dir = tmp_path / name
-        run_dir.mkdir()
-        run_stats.RunStats(status="completed", wall_seconds=wall_seconds, peak_memory_bytes=0, min_available_bytes=0,
-                        memory_floor_bytes=0, simulated_reached="", simulated_end="", shadow_exit_code=0,
-                        failed_processes=[], started_utc=started_utc).write(run_dir, None)
-        return run_dir
-
-    overlapping = [run("a", "2026-11-25T03:00:00.000+00:00", 10.0), run("b", "2026-11-25T03:00:05.000+00:00", 10.0)]
-    assert docs_tables.simulation_span(overlapping) == (
+def test_a_studys_simulations_say_how_they_shared_the_machine():
+    overlapping = pd.DataFrame({"started_utc": ["2026-11-25T03:00:00.000+00:00", "2026-11-25T03:00:05.000+00:00"],
+                                "wall_s": [10.0, 10.0]})
+    assert summary_tables.simulation_span(overlapping) == (
         "2 simulations, 20 s of run wall time in 15 s from the first start to the last finish (1.3 at once on average)")
-    assert docs_tables.simulation_span([*overlapping, run("recorded-before", None, 3.0)]) is None
+    recorded_before = pd.DataFrame({"started_utc": [None], "wall_s": [3.0]})
+    assert summary_tables.simulation_span(pd.concat([overlapping, recorded_before], ignore_index=True)) is None
 
 
 def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, tmp_path, monkeypatch):
@@ -212,7 +213,7 @@ def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, 
     (bench / "cost-law.json").write_text(json.dumps({
         "base_gib": 0.5, "idle_mib_per_node": 5.0, "mib_per_node_per_kb": 0.05, "wall_us_per_node_second": 3000.0,
         "wall_us_per_node_second_per_kb": 20.0, "build": "v0.37.1-beta-orc-malloc", "cores": 2, "runs": ["a", "b", "c"]}))
-    block = docs_tables.tables(results, bench, configs_dir=RECORDED)["paper-cost"]["recorded"]
+    block = docs_tables.sections(docs_tables.tables(results, bench, configs_dir=RECORDED)["paper-cost"])["recorded"].rstrip()
     assert block.startswith("**recorded** (2 validated runs; ")
     assert "| size | runs | wall time | peak memory | largest N here (22 GiB) | largest N in 250 GiB |" in block
     # wall time and peak memory as the recorded run_stats.json say: 1.503 s, 219 230 208 B (2 KB); 3.506 s,
@@ -221,7 +222,8 @@ def test_the_paper_studys_cost_per_size_beside_the_largest_n_that_fits(results, 
     # and 25 548.8)
     assert block.splitlines()[-2:] == ["| 2 KB | 1 | 2 s | 0.2 GiB (machine) | 4,316 | 50,095 |",
                                        "| 100 KB | 1 | 4 s | 0.2 GiB (machine) | 2,201 | 25,548 |"]
-    assert docs_tables.tables(results, results, configs_dir=RECORDED)["paper-cost"]["recorded"].splitlines()[2] == "| size | runs | wall time | peak memory |"
+    without_law = docs_tables.tables(results, results, tmp_path / "summaries", configs_dir=RECORDED)["paper-cost"]
+    assert without_law.splitlines()[2] == "| size | runs | wall time | peak memory |"
 
 
 def test_the_papers_first_latency_group_counts_its_publishers_direct_peers():
@@ -229,13 +231,13 @@ def test_the_papers_first_latency_group_counts_its_publishers_direct_peers():
     for size_kb, first_group_ends in ((2, 400), (25, 570)):
         latencies = papers_latencies(size_kb)
         expected = (latencies < first_group_ends).sum() / 9  # nine measured messages
-        assert docs_tables.paper_first_group(size_kb * 1000) == expected
-    assert docs_tables.paper_first_group(2000) == 53 and docs_tables.paper_first_group(25000) == 55
-    assert docs_tables.paper_first_group(500_000) is None  # 500 KB copies queue into one another: no groups
+        assert summary_tables.paper_first_group(size_kb * 1000) == expected
+    assert summary_tables.paper_first_group(2000) == 53 and summary_tables.paper_first_group(25000) == 55
+    assert summary_tables.paper_first_group(500_000) is None  # 500 KB copies queue into one another: no groups
 
 
 def test_reach_and_tail_per_seed_from_the_raw_logs(results, monkeypatch):
-    section = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["reach-and-tail"]["recorded"]
+    section = docs_tables.sections(docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["reach-and-tail"])["recorded"]
     assert section.startswith("**recorded** (ours: one value per seed):")
     with open(RUN_2KB / "schedule.csv") as handle:
         measured = {row["msg_hash"] for row in csv.DictReader(handle) if row["warmup"] == "False"}
@@ -285,7 +287,7 @@ def test_a_study_compared_with_another_shows_both_per_size(recorded_results):
 
 
 def test_the_tree_shape_sets_our_hops_beside_the_papers_steps(results, monkeypatch):
-    section = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["tree-shape"]["recorded"]
+    section = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["tree-shape"]
     (row_2kb,) = [line for line in section.splitlines() if line.startswith("| 2 KB |")]
     cells = [cell.strip() for cell in row_2kb.strip("|").split("|")]
     # the paper's 2 KB steps: 477, 2529, 5058 and 927 of its 8991 measured receipts in hops 1 to 4
@@ -297,12 +299,12 @@ def test_the_tree_shape_sets_our_hops_beside_the_papers_steps(results, monkeypat
 
 def test_paper_rounds_measure_each_study_from_both_rounds_of_the_papers_runs(results, monkeypatch):
     block = docs_tables.tables(results, REPO / "bench", configs_dir=RECORDED)["paper-rounds"]
-    assert "| first | 2 KB | 312 |" in block.text and "| final | 2 KB | 356 |" in block.text
+    assert "| first | 2 KB | 312 |" in block and "| final | 2 KB | 356 |" in block
     receipts = pd.read_csv(REPO / "data" / "paper" / "shadow_latency_receipts_first_round.csv.gz")
     first_2kb = receipts.query("size_kb == 2 and seq != 0")["latency_ms"].to_numpy()
     ks_final = ecdf_distances(measured_latencies(RUN_2KB), papers_latencies(2))[0]
     ks_first = ecdf_distances(measured_latencies(RUN_2KB), first_2kb)[0]
-    assert f"| `recorded` | 2 KB | 1 | {ks_final:.3f} | {ks_first:.3f} |" in block.rows["recorded"]
+    assert f"| `recorded` | 2 KB | 1 | {ks_final:.3f} | {ks_first:.3f} |" in block.splitlines()
 
 
 def test_the_memory_split_sets_shadows_memory_beside_the_nodes_per_size(results, tmp_path, monkeypatch):
@@ -313,6 +315,6 @@ def test_the_memory_split_sets_shadows_memory_beside_the_nodes_per_size(results,
     stats["memory_at_peak"] = {"wall_seconds": 3.0, "taken_bytes": 3 * 2**30, "shadow_rss_bytes": 2**30, "processes": 16,
                                "processes_anon_bytes": 24 * 2**20 * 16, "processes_file_bytes": 0, "shmem_bytes": 0}
     stats_path.write_text(json.dumps(stats))
-    block = docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["memory-split"]["recorded"]
+    block = docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["memory-split"]
     assert block.startswith("**recorded** (1 validated runs):")
     assert block.splitlines()[-1] == "| 100 KB | 3.0 GiB | 1.0 GiB | 16 | 24.0 MiB |"

@@ -75,11 +75,11 @@ def test_shadow_is_built_with_the_patches_into_a_folder_named_after_them(tmp_pat
     assert code == 0, out
     assert job_counts(out)["build_shadow"] == 1
     patches = checkout.shadow_patches()
-    assert [p.name for p in patches] == ["0001-tcp-slow-start-after-idle.patch", "0002-shim-memory-syscalls.patch"]
+    names = ["0001-tcp-slow-start-after-idle.patch", "0002-shim-memory-syscalls.patch", "0003-few-descriptors-per-process.patch"]
+    assert [p.name for p in patches] == names
     prefix = f"{tmp_path}/build/shadow/v3.3.0-patches-{builds.patch_set_hash(patches)}"
     command = next(line for line in out.splitlines() if "scripts/build_shadow.sh" in line)
-    assert (f" v3.3.0 {prefix} {REPO}/shadow/patches/0001-tcp-slow-start-after-idle.patch"
-            f" {REPO}/shadow/patches/0002-shim-memory-syscalls.patch") in command
+    assert f" v3.3.0 {prefix} " + " ".join(f"{REPO}/shadow/patches/{name}" for name in names) in command
     assert f"{prefix}/bin/shadow" in out  # what the simulations run
 
 
@@ -166,6 +166,25 @@ def test_the_paper_target_runs_every_paper_study_once(tmp_path):
         assert sorted(simulations.values()) == [4, 4, 12], (given, simulations)  # paper-calibrated: 3 seeds
         assert counts["paper"] == 1
         assert f"{tmp_path}/results/{studies.PAPER_FIGURES}" in out
+
+
+def test_the_signoff_target_runs_the_battery_once_on_each_build(tmp_path):
+    resources = f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}"
+    signoff = "signoff={base: v0.38.1, candidate: {tag: v0.38.1, patches: essential}}"
+    code, out = dry_run("signoff", "--config", resources, signoff)
+    assert code == 0, out
+    counts = job_counts(out)
+    assert counts["signoff_base_simulate"] == counts["signoff_candidate_simulate"] == 6  # 2 KB and 100 KB, seeds 1-3
+    assert counts["signoff"] == 1 and counts["build_nwaku"] == 1 and counts["signoff_candidate_build_nwaku"] == 1
+    assert f"{tmp_path}/results/signoff/v0.38.1-essential-vs-v0.38.1" in out
+    assert f"{tmp_path}/results/signoff-v0.38.1-essential/runs/n1000-size2000B-seed3" in out
+
+
+def test_a_signoff_needs_two_different_builds(tmp_path):
+    code, out = dry_run("signoff", "--config", "signoff={base: v0.38.1, candidate: v0.38.1}")
+    assert code != 0 and "the base and the candidate are the same build (v0.38.1)" in out
+    code, out = dry_run("signoff", "--config", "signoff={base: v0.38.1}")
+    assert code != 0 and "give exactly base and candidate" in out
 
 
 def test_the_paper_target_keeps_going_past_failed_runs_and_names_them(tmp_path):

@@ -33,7 +33,10 @@ def load_run(run_dir: Path) -> Study:
 
 
 def cmd_check_config(args) -> None:
+    from waku_shadow.run import open_files
+
     study = loader.load(*args.configs)
+    open_files.check(study)
     print(f"{study.name}: {study.nodes} nodes, runs: {', '.join(study.run_ids())}")
 
 
@@ -92,8 +95,11 @@ def cmd_adopt_nwaku(args) -> None:
 
 
 def cmd_simulate(args) -> None:
+    from waku_shadow.run import open_files
+
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
+    open_files.check(study)
     study_dir = layout.study_dir_of(run_dir)
     stats_ = guard.run(
         args.shadow,
@@ -357,8 +363,9 @@ def cmd_cost_law(args) -> None:
 
 
 def cmd_docs_tables(args) -> None:
-    """Fill the generated tables of the README and docs/ from summaries/, results/ and bench/."""
-    from waku_shadow.report import docs_tables
+    """Fill the generated tables of the README and docs/ from summaries/, results/ and bench/, and draw
+    the docs' figures from summaries/."""
+    from waku_shadow.report import docs_tables, summaries, summary_figures
 
     generated = docs_tables.tables(Path(args.results), Path(args.bench), Path(args.summaries), Path(args.configs))
     if args.only:
@@ -371,6 +378,34 @@ def cmd_docs_tables(args) -> None:
         text, kept = docs_tables.fill(doc.read_text(), generated, str(doc))
         doc.write_text(text)
         print(f"{doc}: " + (f"kept as they were, no results here: {', '.join(kept)}" if kept else "every table written"))
+    if left_out := docs_tables.unsummarised(Path(args.results), Path(args.configs)):
+        print(f"not summarised, no config under {args.configs}: {', '.join(left_out)}")
+    if not args.only:
+        for path in summary_figures.write(summaries.read_all(Path(args.summaries)), Path(args.figures)):
+            print(f"{path}: drawn from its summary")
+
+
+def cmd_signoff(args) -> None:
+    """The sign-off page of a candidate build against a base build, from each side's battery studies
+    (results/<study>/, their validated runs), paired in the order given."""
+    from waku_shadow.analyse import study_runs
+    from waku_shadow.paper.study_results import StudyResults
+    from waku_shadow.report import signoff_page
+
+    def side(label: str, study_dirs: list[str]) -> signoff_page.Side:
+        studies = []
+        for study_dir in map(Path, study_dirs):
+            study = loader.load(study_dir / layout.STUDY_CONFIG)
+            validated = study_runs.StudyRuns(study, study_dir, study_runs.run_states(study, study_dir)).validated
+            if not validated:
+                raise ConfigError(f"{study_dir}: no validated run to sign off on")
+            studies.append(StudyResults(study, validated))
+        return signoff_page.Side(label, studies)
+
+    if len(args.base) != len(args.candidate):
+        raise ConfigError(f"--base names {len(args.base)} studies and --candidate {len(args.candidate)}: the battery pairs them one by one")
+    page = signoff_page.write(side(args.base_label, args.base), side(args.candidate_label, args.candidate), Path(args.out))
+    print(f"{page}: {args.candidate_label} against {args.base_label}")
 
 
 def cmd_paper_page(args) -> None:
@@ -522,9 +557,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--summaries", default="summaries", help="the committed summaries, refreshed from the results here")
     p.add_argument("--configs", default="configs", help="where the configs of the summarised studies are")
     p.add_argument("--bench", default="bench")
+    p.add_argument("--figures", default="docs/figures", help="where the figures drawn from the summaries go")
     p.add_argument("--only", action="append", metavar="TABLE",
                    help="write only this generated table (repeatable); the others are kept as they are")
     p.set_defaults(func=cmd_docs_tables)
+
+    p = sub.add_parser("signoff", help="a candidate nwaku build against a base build on the same studies: a verdict per metric")
+    p.add_argument("--base", nargs="+", required=True, help="the base build's study folders (results/<study>)")
+    p.add_argument("--candidate", nargs="+", required=True, help="the candidate's, in the same order")
+    p.add_argument("--base-label", required=True)
+    p.add_argument("--candidate-label", required=True)
+    p.add_argument("--out", required=True, help="the folder to write (signoff.md, signoff.html, verdicts.csv, receipts.csv)")
+    p.set_defaults(func=cmd_signoff)
 
     p = sub.add_parser("paper-page", help="gather the paper's figures and tables from the studies' validated runs")
     p.add_argument("--studies", nargs="+", required=True, help="the study configs (their resolved study.yaml or configs/*.yaml)")

@@ -83,6 +83,16 @@ def relay_hop_times(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes
     return pd.DataFrame(rows, columns=[*keys, "relayed_hops", "median_ms", "p95_ms", "commonest_ms", "commonest_share"])
 
 
+def relay_hop_time_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",),
+                             bin_ms: float = 0.5) -> pd.DataFrame:
+    """Relayed hops (as relay_hop_times counts them) per point and time to the nearest bin_ms: keys,
+    hop_ms, relayed_hops."""
+    keys = list(keys)
+    relayed = stats.measured(receipts).assign(hop_ms=lambda r: hop_times_ms(r))
+    relayed = relayed[relayed["hop"] >= 2].assign(hop_ms=lambda r: (r["hop_ms"] / bin_ms).round() * bin_ms)
+    return relayed.groupby([*keys, "hop_ms"]).size().rename("relayed_hops").reset_index()
+
+
 def hop_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
     """Receipts per point (size, or swept value and size) and hop count, warm-up excluded."""
     measured = stats.measured(receipts)

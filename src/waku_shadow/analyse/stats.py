@@ -44,6 +44,14 @@ def latency_summary(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes
     return summary[extra + SUMMARY_COLUMNS].sort_values(keys, ignore_index=True)
 
 
+def latency_histogram(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",), bin_ms: float = 1.0) -> pd.DataFrame:
+    """Measured receipts per point, seed and latency to the nearest bin_ms (Shadow's times sit a few ns
+    either side of a whole millisecond): keys, seed, latency_ms, receipts. Enough to draw each seed's
+    latency ECDF to the bin."""
+    binned = measured(receipts).assign(latency_ms=lambda r: (r["latency_ms"] / bin_ms).round() * bin_ms)
+    return binned.groupby([*keys, "seed", "latency_ms"]).size().rename("receipts").reset_index()
+
+
 def compare(ours: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     """Two studies' summaries side by side for the sizes both have: statistic, ours, other, ours / other."""
     both = ours.merge(other, on="size_bytes", suffixes=("_ours", "_other"))

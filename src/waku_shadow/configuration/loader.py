@@ -342,6 +342,7 @@ def _resolve(raw: dict) -> Study:
         stop_time_override_ns=stop,
         model_unblocked_syscall_latency=sh["model_unblocked_syscall_latency"],
         shim_memory_syscalls=sh["shim_memory_syscalls"],
+        few_descriptors_per_process=sh["few_descriptors_per_process"],
         nwaku_log_level=sh["nwaku_log_level"],
         nwaku_services=sh["nwaku_services"],
         nwaku_copy_once=sh["nwaku_copy_once"],

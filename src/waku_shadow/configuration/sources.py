@@ -19,6 +19,7 @@ LOCAL_CONFIG_ENV = "WAKU_SHADOW_LOCAL_CONFIG"
 # They travel in the environment, which Snakemake does not track, and not in a rule's params,
 # which it does: a machine setting changes how a run is executed, never which runs are due.
 MACHINE_ENV = "WAKU_SHADOW_MACHINE"
+SIGNOFF_KEY = "signoff"  # --config signoff={base: …, candidate: …}: the sign-off's builds, no study setting
 
 
 def local_config_path() -> Path:
@@ -59,15 +60,26 @@ def command_line_layers(config_settings) -> list[loader.Layer]:
     --config is read again from its text as YAML: Snakemake types only a top-level value and
     leaves a nested one as text (``network={nodes: 20}`` would give the string '20')."""
     layers = [loader.Layer(str(path), loader.read_yaml(path)) for path in config_settings.configfiles]
+    given = {key: value for key, value in _command_line_config(config_settings).items() if key != SIGNOFF_KEY}
+    if given:
+        layers.append(loader.Layer("--config", given))
+    return layers
+
+
+def command_line_signoff(config_settings):
+    """What --config gave under `signoff` (configuration/signoff.py reads it), None when nothing: no
+    study's key, so the study layers leave it out."""
+    return _command_line_config(config_settings).get(SIGNOFF_KEY)
+
+
+def _command_line_config(config_settings) -> dict:
     if config_settings.config_args:
         given: dict = {}
         for argument in config_settings.config_args:
             key, _, text = argument.partition("=")
             given = merge(given, {key: _yaml_value(text)})
-        layers.append(loader.Layer("--config", given))
-    elif config_settings.config:
-        layers.append(loader.Layer("--config", dict(config_settings.config)))
-    return layers
+        return given
+    return dict(config_settings.config or {})
 
 
 def _yaml_value(text: str):

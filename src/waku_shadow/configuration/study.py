@@ -166,6 +166,7 @@ class Study:
     stop_time_override_ns: int | None
     model_unblocked_syscall_latency: bool
     shim_memory_syscalls: bool
+    few_descriptors_per_process: bool
     nwaku_log_level: str
     nwaku_services: str
     nwaku_copy_once: bool

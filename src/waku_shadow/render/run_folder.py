@@ -14,6 +14,7 @@ from waku_shadow.render import churn_plan, nwaku, schedule
 from waku_shadow.render import locations as loc
 from waku_shadow.render.plan import RunPlan, used_locations
 from waku_shadow.stack.shadow_options import (
+    FEW_DESCRIPTORS_PER_PROCESS,
     SHIM_MEMORY_SYSCALLS,
     TCP_SLOW_START_AFTER_IDLE,
 )
@@ -157,6 +158,8 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         experimental[TCP_SLOW_START_AFTER_IDLE] = True
     if study.shim_memory_syscalls:
         experimental[SHIM_MEMORY_SYSCALLS] = True
+    if study.few_descriptors_per_process:
+        experimental[FEW_DESCRIPTORS_PER_PROCESS] = True
     if experimental:
         config["experimental"] = experimental
     if study.traffic_capture:

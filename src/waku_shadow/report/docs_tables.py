@@ -6,40 +6,36 @@ A doc marks where a table goes:
     ...replaced by `waku-shadow docs-tables`...
     <!-- /generated -->
 
-Every table says which runs it comes from. The tables of the paper's network (headline, table5,
-distances, relay-hop-times) are written from the committed summaries alone (report/summaries.py),
-which the command first refreshes from the results on this machine: a fresh clone rewrites them
-byte for byte. The other blocks hold one section per study, headed by its name in bold: a section
-is rewritten when its study's results are on this machine and kept as it was otherwise (in the
-paper-rounds block, one table of every study, the same holds for each study's rows), and a block
-with no results here at all keeps what it holds; the command names what it kept.
+Every table says which runs it comes from. The blocks of report/summary_tables.py are written from
+the committed summaries alone (report/summaries.py), which the command first refreshes from the
+results on this machine: a fresh clone rewrites them byte for byte. The blocks of bench/ and of the
+paper's published data are written whole too. The other blocks hold one section per study, headed
+by its name in bold: a section is rewritten when its study's results are on this machine and kept
+as it was otherwise, and a block with no results here at all keeps what it holds; the command names
+what it kept.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
 
 from waku_shadow import checkout, layout
-from waku_shadow.analyse import hops, load_study, stats, study_runs, study_tables
+from waku_shadow.analyse import load_study, study_runs, study_tables
 from waku_shadow.analyse.study_runs import studies
-from waku_shadow.configuration import schema
+from waku_shadow.configuration import signoff
 from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import bench, cost_model, profile, select_census
 from waku_shadow.errors import ConfigError
-from waku_shadow.paper import compare, published
+from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.report import summaries
+from waku_shadow.report import summaries, summary_tables
 from waku_shadow.report import tables as written
 from waku_shadow.report.tables import number
 from waku_shadow.run import run_stats
-from waku_shadow.run.memory import GIB
-from waku_shadow.stack import builds
 
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 SECTION = re.compile(r"^\*\*(?P<study>[\w.-]+)\*\*", re.M)
@@ -47,209 +43,13 @@ SECTION = re.compile(r"^\*\*(?P<study>[\w.-]+)\*\*", re.M)
 STUDY_ROW = re.compile(r"^\| `(?P<study>[\w.-]+)` \|.*$", re.M)
 
 
-@dataclass
-class StudyRows:
-    """A text ending in a table whose rows each name their study first (`` `name` ``): rows of a study
-    whose results are here are rewritten, those of the others kept, all in the order of the studies' names."""
-
-    text: str  # the text before the table's header, and the header, ending in a newline
-    rows: dict[str, list[str]]  # each study's rows as written
-
-
-# a block's content: one text, one section per study name, or a table of rows per study
-Block = str | dict[str, str] | StudyRows | None
-
-
-def simulation_span(run_dirs: list[Path]) -> str | None:
-    """How a study's simulations shared the machine: their wall times summed against the wall clock
-    from the first start to the last finish; None when a run has no start time."""
-    stats = [run_stats.read_stats(d) for d in run_dirs if (d / layout.RUN_STATS).exists()]
-    if not stats or any(s.started_utc is None for s in stats):
-        return None
-    starts = [datetime.fromisoformat(s.started_utc) for s in stats]
-    span = (max(start + timedelta(seconds=s.wall_seconds) for start, s in zip(starts, stats)) - min(starts)).total_seconds()
-    summed = sum(s.wall_seconds for s in stats)
-    return (f"{len(stats)} simulations, {summed:.0f} s of run wall time in {span:.0f} s from the first start "
-            f"to the last finish ({summed / span:.1f} at once on average)")
-
-
-def runs_table(gathered: list[study_runs.StudyRuns]) -> Block:
-    parts = {}
-    for g in gathered:
-        rows = []
-        for row in g.states.to_dict("records"):
-            if row["state"] == "not run":
-                continue
-            run_dir = layout.run_dir(g.study_dir, row["run"])
-            provenance = run_dir / layout.PROVENANCE
-            build = ""
-            if provenance.exists():
-                nwaku = json.loads(provenance.read_text())["nwaku"]
-                build = f"{nwaku['nwaku_tag']} {nwaku.get('memory_manager', 'refc')}/{nwaku.get('allocator', 'nim')}"
-            wall, memory = row.get("wall_s"), number(row.get("peak_memory_GiB"), "{:.2f} GiB")
-            measure = f" ({row['memory_measure']})" if isinstance(row.get("memory_measure"), str) else ""
-            rows.append([row["run"], number(wall, "{:.0f} s"), f"{memory}{measure}", row["state"].replace("|", "/"), build])
-        if rows:
-            span = simulation_span([layout.run_dir(g.study_dir, run) for run in g.states["run"]])
-            parts[g.study.name] = f"**{g.study.name}**{': ' + span if span else ''}:\n\n{MEMORY_MEASURES}\n\n" + written.table(
-                rows, ["run", "wall time", "peak memory", "state", "nwaku build"], "lrrll").markdown()
-    return parts or None
-
-
-MEMORY_MEASURES = (
-    f"Peak memory: ({run_stats.OWN_MEASURE}) the run's own, the proportional set size of Shadow and its processes; "
-    f"({run_stats.MACHINE_MEASURE}) the fall of the machine's available memory, the only measure of runs recorded before "
-    "the run's own, which counts whatever else ran beside the run."
-)
-MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {run_stats.MACHINE_MEASURE}: the machine's fall, see docs/performance.md"
+# a block's content: one text, or one section per study name
+Block = str | dict[str, str] | None
 
 
 def study_results(gathered: list[study_runs.StudyRuns]) -> dict[str, StudyResults]:
     """One StudyResults per study with validated runs, by name: each result is computed once for every block."""
     return {g.study.name: StudyResults(g.study, g.validated) for g in gathered if g.validated}
-
-
-def paper_network_results(gathered: list[study_runs.StudyRuns],
-                          results_of: dict[str, StudyResults]) -> list[tuple[study_runs.StudyRuns, StudyResults]]:
-    """The results of every study of the paper's network (compare.network_differences) that ran a size of Table 5."""
-    found = []
-    for g in gathered:
-        if not g.validated:
-            continue
-        results = results_of[g.study.name]
-        if not results.table5.empty:  # empty: not the paper's network, a sweep, or no size of Table 5
-            found.append((g, results))
-    return found
-
-
-def single_host_tables(summarised: dict[str, summaries.StudySummary]) -> tuple[Block, Block, Block]:
-    """Table 5 beside ours, the distances from the paper's raw latencies and how long relayed hops
-    took, one section per summary (summaries/, each of a study of the paper's network), in the order
-    of the studies' names."""
-    if not summarised:
-        return None, None, None
-    table5, distances, hop_times = [], [], []
-    for name, summary in summarised.items():
-        heading = f"**{name}** ({summary.config}; {', '.join(summary.runs)}):\n\n"
-        table5.append(heading + written.table5(summary.table5).markdown())
-        distances.append(heading + written.distances(summary.distances, summary.distances_by_seed, summary.keys,
-                                                     summary.distances_between_seeds).markdown())
-        hop_times.append(heading + written.relay_hop_times(summary.relay_hop_times).markdown())
-    return "\n".join(table5), "\n".join(distances), "\n".join(hop_times)
-
-
-HEADLINE_STUDY = "paper-calibrated"  # the reading of the paper's setup its own data show (docs/paper.md)
-
-
-def default_nwaku_build() -> dict:
-    """The nwaku build a study makes when it names none: its tag and patch set (every tier)."""
-    nwaku = schema.with_defaults({}, schema.schema())["stack"]["nwaku"]
-    patches = checkout.build_patches(nwaku["tag"], nwaku["memory_manager"])
-    return {"nwaku_tag": nwaku["tag"], "patch_set": builds.patch_set_hash([patch.path for patch in patches])}
-
-
-def headline(summarised: dict[str, summaries.StudySummary], default_build: dict) -> Block:
-    """The README's result: HEADLINE_STUDY's Table 5 and distances per size. Refused when its summary is
-    not of the default nwaku build: the headline must be what the build we ship gives."""
-    summary = summarised.get(HEADLINE_STUDY)
-    if summary is None:
-        return None
-    ran_on = {key: summary.nwaku.get(key) for key in default_build}
-    if ran_on != default_build:
-        raise ConfigError(
-            f"summaries/{HEADLINE_STUDY}: its runs are of nwaku {ran_on['nwaku_tag']} with patch set "
-            f"{ran_on['patch_set']}, not of the default build ({default_build['nwaku_tag']}, patch set "
-            f"{default_build['patch_set']}); rerun {summary.config} on the default build before the docs quote it")
-    seeds = f"seeds {', '.join(map(str, summary.seeds))}" if len(summary.seeds) > 1 else f"seed {summary.seeds[0]}"
-    return (f"**{summary.study}** ({summary.config}, {seeds}; nwaku {summary.nwaku['nwaku_tag']}, patch set "
-            f"{summary.nwaku['patch_set']}):\n\n"
-            + written.headline(summary.table5, summary.distances, summary.distances_by_seed).markdown())
-
-
-def paper_rounds(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
-    """Which setup each round of the paper's runs used (compare.round_evidence), and how far each study
-    of paper_network_results lies from each round: the mean KS over its seeds, per size. None (kept as
-    it is) without a study of the paper's network here."""
-    if not paper_network:
-        return None
-    text = written.round_evidence(compare.round_evidence()).markdown()
-    parts = []
-    for g, results in paper_network:
-        for round_name in published.ROUNDS:
-            by_seed = compare.distances(results.receipts, ["size_bytes", "seed"], round_name)
-            ks = by_seed.groupby("size_bytes")["ks"].agg(ks_mean="mean", ks_min="min", ks_max="max", seeds="count")
-            parts.append(ks.reset_index().assign(study=g.study.name, round=round_name))
-    table = written.distances_by_round(pd.concat(parts, ignore_index=True), list(published.ROUNDS)).markdown()
-    lines = table.splitlines()
-    header, rows = lines[:2], lines[2:]
-    by_study = {}
-    for row in rows:
-        by_study.setdefault(STUDY_ROW.match(row)["study"], []).append(row)
-    return StudyRows(text + "\n" + "\n".join(header) + "\n", by_study)
-
-
-def paper_first_group(size_bytes: int) -> float | None:
-    """The receivers per message in the fastest latency group of the paper's raw latencies at a size
-    (its publisher's direct peers, hops.hops_from_latency_steps); None where they show no steps."""
-    theirs = stats.measured(published.shadow_receipts())
-    theirs = theirs[theirs["size_bytes"] == size_bytes]
-    hop = hops.hops_from_latency_steps(theirs["latency_ms"])
-    return None if hop is None else float((hop == 1).sum() / theirs["seq"].nunique())
-
-
-def reach_and_tail(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
-    """Per study of paper_network_results and size of the paper's: how many receivers
-    the publisher reached directly and how many copies it sent, per message, beside the paper's
-    fastest latency group; the receivers reached only by gossip; and the slowest receipt, beside
-    the paper's. One value per seed."""
-    parts = {}
-    for g, results in paper_network:
-        runs = results.runs.set_index("run")
-        first_hops = results.first_hops[~results.first_hops["warmup"]].groupby("run")
-        direct, copies = first_hops["first_hop_receivers"].mean(), first_hops["publisher_sent_to"].mean()
-        single_host = published.table5().query("setup == 's-h'")
-        paper_max = single_host.set_index(["size_bytes", "statistic"])["latency_ms"]
-        rows = []
-        for size_bytes, group in runs.groupby("size_bytes"):
-            group = group.sort_values("seed")
-            first = paper_first_group(int(size_bytes))
-            rows.append([human_size(int(size_bytes)), ", ".join(str(s) for s in group["seed"]), number(first, "{:.0f}"),
-                         " / ".join(f"{direct[run]:.0f}" for run in group.index),
-                         " / ".join(f"{copies[run]:.0f}" for run in group.index),
-                         " / ".join(f"{n:.0f}" for n in group["gossip_only_receivers"]),
-                         f"{paper_max[(size_bytes, 'max')]:.0f}",
-                         " / ".join(f"{m:.0f}" for m in group["latency_max_ms"])])
-        parts[g.study.name] = (f"**{g.study.name}** (ours: one value per seed):\n\n" + written.table(
-            rows, ["size", "seeds", "direct receivers: paper", "ours", "our publisher's copies", "reached only by gossip",
-                   "max (ms): paper", "ours"], "lrrrrrrr").markdown())
-    return parts or None
-
-
-def tree_shape(paper_network: list[tuple[study_runs.StudyRuns, StudyResults]]) -> Block:
-    """Per study of paper_network_results and size whose paper latencies show hop steps: the share of
-    receipts per hop, the paper's (read off its steps) beside ours (from the delivery trees, all seeds
-    pooled), and the copies our relays send per message, one value per seed."""
-    parts = {}
-    for g, results in paper_network:
-        shares = results.hop_shares.pivot_table(index=["size_bytes", "hop"], columns="source", values="share")
-        runs = results.runs.sort_values("seed")
-        paper, ours = compare.HOP_SOURCES[0], compare.HOP_SOURCES[1]
-        rows = []
-        for size_bytes, group in shares.groupby(level="size_bytes"):
-            if paper not in group or group[paper].isna().all():
-                continue
-            by_hop = 100 * group.droplevel("size_bytes").fillna(0)
-            by_hop = by_hop.reindex(range(1, max(5, int(by_hop.index.max()) + 1)), fill_value=0)
-            cells = [f"{by_hop.at[hop, paper]:.1f} / {by_hop.at[hop, ours]:.1f}" for hop in range(1, 5)]
-            beyond = by_hop.loc[by_hop.index > 4].sum()
-            copies = runs.loc[runs["size_bytes"] == size_bytes, "relay_copies"]
-            rows.append([human_size(int(size_bytes)), *cells, f"{beyond[paper]:.1f} / {beyond[ours]:.1f}",
-                         " / ".join(f"{c:.1f}" for c in copies)])
-        if rows:
-            parts[g.study.name] = (f"**{g.study.name}** (receipts per hop, %: paper / ours):\n\n" + written.table(
-                rows, ["size", "hop 1", "hop 2", "hop 3", "hop 4", "hop 5+", "copies per relay, per seed"],
-                "lrrrrrr").markdown())
-    return parts or None
 
 
 def table3(gathered: list[study_runs.StudyRuns]) -> Block:
@@ -438,59 +238,6 @@ def spam_answers(gathered: list[study_runs.StudyRuns]) -> Block:
     return parts or None
 
 
-def paper_network_studies(gathered: list[study_runs.StudyRuns]) -> list[study_runs.StudyRuns]:
-    """The studies of the paper's network (compare.network_differences), not sweeps, with validated runs."""
-    return [g for g in gathered if not g.study.sweep and g.validated and not compare.network_differences(g.study)]
-
-
-def paper_cost(gathered: list[study_runs.StudyRuns], law: cost_model.CostLaw | None) -> Block:
-    """Per single-host study of the paper's 1000 nodes: what its validated runs cost, per size (the
-    mean over seeds), how long its simulations took end to end, and the largest N of each size that
-    the cost law fits on this machine and on a 256 GB host."""
-    parts = {}
-    for g in paper_network_studies(gathered):
-        runs = g.validated_states
-        by_size = runs.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
-                                                 memory=("peak_memory_GiB", "mean"),
-                                                 measure=("memory_measure", lambda m: "/".join(sorted(set(m)))))
-        columns = ["size", "runs", "wall time", "peak memory"]
-        if law:
-            columns += [f"largest N here ({CAPACITY_GIB[0]} GiB)", *(f"largest N in {gib} GiB" for gib in CAPACITY_GIB[1:])]
-        rows = [[human_size(int(size)), f"{int(row.runs)}", f"{row.wall_s:.0f} s", f"{row.memory:.1f} GiB ({row.measure})",
-                 *(largest_nodes_cells(law, int(size)) if law else [])]
-                for size, row in by_size.iterrows()]
-        span = simulation_span(g.validated) or f"{runs['wall_s'].sum():.0f} s of simulation in all"
-        parts[g.study.name] = (f"**{g.study.name}** ({len(runs)} validated runs; {span}; {MEMORY_MEASURES_BRIEF}):\n\n"
-                               + written.table(rows, columns, "l" + "r" * (len(columns) - 1)).markdown())
-    return parts or None
-
-
-def memory_split(gathered: list[study_runs.StudyRuns]) -> Block:
-    """Per single-host study of the paper's 1000 nodes and per size (the mean over seeds): the run's own
-    peak, and where the memory was at the sample where the machine had least available: Shadow's own
-    resident memory (among it the simulated network's packets in flight) against the nodes' private memory."""
-    parts = {}
-    for g in paper_network_studies(gathered):
-        split = []
-        for run, size in zip(g.validated_states["run"], g.validated_states["size_bytes"]):
-            stats = run_stats.read_stats(layout.run_dir(g.study_dir, run))
-            at_peak = stats.memory_at_peak
-            if at_peak is None or stats.own_peak_memory_bytes is None:
-                continue
-            split.append({"size": size, "own": stats.own_peak_memory_bytes / GIB,
-                          "shadow": at_peak["shadow_rss_bytes"] / GIB, "sampled": at_peak["processes"],
-                          "per_node": at_peak["processes_anon_bytes"] / max(at_peak["processes"], 1) / 2**20})
-        if not split:
-            continue
-        by_size = pd.DataFrame(split).groupby("size").mean()
-        rows = [[human_size(int(size)), f"{row.own:.1f} GiB", f"{row.shadow:.1f} GiB", f"{row.sampled:.0f}",
-                 f"{row.per_node:.1f} MiB"] for size, row in by_size.iterrows()]
-        parts[g.study.name] = (f"**{g.study.name}** ({len(split)} validated runs):\n\n" + written.table(
-            rows, ["size", "own peak", "Shadow's resident memory", "nodes sampled", "a node's private memory"],
-            "lrrrr").markdown())
-    return parts or None
-
-
 def scaling(bench_dir: Path) -> str | None:
     rows = []
     for path in sorted(bench_dir.glob("scaling-*.json")):
@@ -506,18 +253,12 @@ def scaling(bench_dir: Path) -> str | None:
 
 
 CAPACITY_SIZES = (2_000, 25_000, 100_000, 500_000)
-CAPACITY_GIB = (22, 250)  # this 24 GiB machine less the guard's floor; a 256 GB host
 
 
 def cost_law(bench_dir: Path) -> cost_model.CostLaw | None:
     """The cost law in bench_dir (bench/cost-law.json), or None when there is none."""
     path = bench_dir / Path(checkout.COST_LAW).name
     return cost_model.read(path) if path.exists() else None
-
-
-def largest_nodes_cells(law: cost_model.CostLaw, size: int) -> list[str]:
-    """Table cells: the largest N of this message size whose predicted memory fits each of CAPACITY_GIB."""
-    return [f"{cost_model.largest_nodes(law, size, gib):,}" for gib in CAPACITY_GIB]
 
 
 def capacity(law: cost_model.CostLaw | None) -> str | None:
@@ -527,13 +268,14 @@ def capacity(law: cost_model.CostLaw | None) -> str | None:
         return None
     simulated_s = 85  # the paper study's runs: 20 s bootstrap, 10 messages 5 s apart, 10 s drain
     rows = [[human_size(size), f"{law.memory_gib(1000, size):.1f} GiB", f"{law.wall_s(1000, size, simulated_s) / 60:.0f} min",
-             *largest_nodes_cells(law, size)] for size in CAPACITY_SIZES]
+             *summary_tables.largest_nodes_cells(law, size)] for size in CAPACITY_SIZES]
     return "\n".join([
         f"Fitted to {len(law.runs)} runs of nwaku {law.build} on {law.cores} cores ({Path(checkout.COST_LAW).name}): "
         f"peak memory = {law.base_gib:.2f} GiB + N x ({law.idle_mib_per_node:.2f} MiB + {law.mib_per_node_per_kb:.4f} MiB x KB).",
         "",
         written.table(rows, ["message size", "N = 1000: memory", "N = 1000: wall time",
-                            *(f"largest N in {gib} GiB" for gib in CAPACITY_GIB)], "lrr" + "r" * len(CAPACITY_GIB)).markdown()])
+                            *(f"largest N in {gib} GiB" for gib in summary_tables.CAPACITY_GIB)],
+                      "lrr" + "r" * len(summary_tables.CAPACITY_GIB)).markdown()])
 
 
 def bench_rows(bench_dir: Path) -> str | None:
@@ -560,33 +302,60 @@ def selects(bench_dir: Path) -> str | None:
     return select_census.comparison(sorted(p.parent for p in (bench_dir / "selects").glob(f"*/{select_census.CENSUS_TABLE}")))
 
 
+def summarise(gathered: list[study_runs.StudyRuns], results_of: dict[str, StudyResults], summaries_dir: Path,
+              configs_dir: Path | None) -> None:
+    """Write summaries_dir/<study>/ for every study with validated runs here and a config (unsummarised
+    names the others). A study of the paper's network without a config is refused: the docs quote it."""
+    for g in gathered:
+        if g.study.name in results_of and summarised_here(g.study, configs_dir):
+            summaries.write(results_of[g.study.name], summaries_dir, configs_dir)
+
+
+def summarised_here(study, configs_dir: Path | None) -> bool:
+    """A study is summarised when it has a config, or must be (is_paper_network); a sign-off's battery
+    studies (signoff-<build>) are the sign-off page's, not the docs'."""
+    if study.name.startswith(signoff.STUDY_PREFIX):
+        return False
+    return summaries.is_paper_network(study) or has_config(study.name, configs_dir)
+
+
+def has_config(study: str, configs_dir: Path | None) -> bool:
+    try:
+        summaries.config_of(study, configs_dir)
+    except ConfigError:
+        return False
+    return True
+
+
+def unsummarised(results_dir: Path, configs_dir: Path | None) -> list[str]:
+    """The studies with validated runs in results_dir that summarise leaves out."""
+    return [g.study.name for g in study_runs.gather(studies(results_dir))
+            if g.validated and not summarised_here(g.study, configs_dir)]
+
+
 def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None,
            configs_dir: Path | None = None) -> dict[str, Block]:
-    """Every generated block by name. The studies of the paper's network whose runs are here are
-    summarised into summaries_dir (default: summaries/ beside results_dir) first, and their blocks
-    are written from the summaries alone; configs_dir is where their configs are (configs/)."""
+    """Every generated block by name. The studies whose runs are here are summarised into summaries_dir
+    (default: summaries/ beside results_dir) first (summarise); the blocks of summary_tables are written
+    from the summaries alone; configs_dir is where the studies' configs are (configs/)."""
     gathered = study_runs.gather(studies(results_dir))
     law = cost_law(bench_dir)
     results_of = study_results(gathered)
-    paper_network = paper_network_results(gathered, results_of)
     summaries_dir = summaries_dir or results_dir.parent / summaries.SUMMARIES
-    for _, results in paper_network:
-        summaries.write(results, summaries_dir, configs_dir)
+    summarise(gathered, results_of, summaries_dir, configs_dir)
     summarised = summaries.read_all(summaries_dir)
-    table5, distances, hop_times = single_host_tables(summarised)
+    table5, distances, hop_times = summary_tables.single_host_tables(summarised)
     return {
-        "runs": runs_table(gathered), "table5": table5, "distances": distances, "relay-hop-times": hop_times,
-        "headline": headline(summarised, default_nwaku_build()), "table3": table3(gathered),
-        "sweeps": sweeps(gathered), "comparisons": comparisons(gathered, results_of),
-        "features": features(gathered, results_of), "knees": knees(gathered),
-        "churn": churn_delivery(gathered),
+        "headline": summary_tables.headline(summarised, summary_tables.default_nwaku_build()),
+        "table5": table5, "distances": distances, "relay-hop-times": hop_times,
+        "runs": summary_tables.runs(summarised), "paper-cost": summary_tables.paper_cost(summarised, law),
+        "memory-split": summary_tables.memory_split(summarised),
+        "reach-and-tail": summary_tables.reach_and_tail(summarised), "tree-shape": summary_tables.tree_shape(summarised),
+        "paper-rounds": summary_tables.paper_rounds(summarised), "open-files": summary_tables.open_files(summarised),
+        "table3": table3(gathered), "sweeps": sweeps(gathered), "comparisons": comparisons(gathered, results_of),
+        "features": features(gathered, results_of), "knees": knees(gathered), "churn": churn_delivery(gathered),
         "spam": spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
-        "profiles": profiles(bench_dir),
-        "selects": selects(bench_dir),
-        "capacity": capacity(law), "paper-cost": paper_cost(gathered, law),
-        "memory-split": memory_split(gathered),
-        "reach-and-tail": reach_and_tail(paper_network), "tree-shape": tree_shape(paper_network),
-        "paper-rounds": paper_rounds(paper_network),
+        "profiles": profiles(bench_dir), "selects": selects(bench_dir), "capacity": capacity(law),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
     }
 
@@ -622,13 +391,6 @@ def fill(text: str, generated: dict[str, Block], source: str) -> tuple[str, list
             kept.extend(f"{name}: {study}" for study in merged if study not in new)
             merged.update(new)
             new = "\n".join(section.rstrip() + "\n" for section in merged.values())
-        elif isinstance(new, StudyRows):
-            merged = {}
-            for row in STUDY_ROW.finditer(match["body"]):
-                merged.setdefault(row["study"], []).append(row[0])
-            kept.extend(f"{name}: {study}" for study in merged if study not in new.rows)
-            merged.update(new.rows)
-            new = new.text + "".join(row + "\n" for study in sorted(merged) for row in merged[study])
         return f"{match[1]}{new.rstrip()}\n{match[4]}"
 
     return BLOCK.sub(replace, text), kept

@@ -11,11 +11,20 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       distances_by_seed.csv    compare.distances per point and seed
                       distances_between_seeds.csv  stats.largest_distance_between
                       relay_hop_times.csv      hops.relay_hop_times per point
+                      run_metrics.csv          study_tables.runs_table per run, with its cost (run_cost)
+                      hop_shares.csv           compare.hop_shares per point
+                      distances_by_round.csv   per size and round of the paper's runs, KS over our seeds
+                      latency_histogram.csv    stats.latency_histogram: receipts per point, seed and ms
+                      relay_hop_time_histogram.csv  hops.relay_hop_time_histogram per point
+
+Every study with validated runs here and a config is summarised; the tables that set a study beside
+the paper's data are empty for one that does not run the paper's network (compare.network_differences).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +33,19 @@ import pandas as pd
 import yaml
 
 from waku_shadow import checkout, layout
+from waku_shadow.analyse import hops, stats
+from waku_shadow.configuration import loader
 from waku_shadow.errors import ConfigError
-from waku_shadow.paper import compare
-from waku_shadow.paper.study_results import StudyResults
+from waku_shadow.paper import compare, published
+from waku_shadow.paper.study_results import StudyResults, table5_sizes
+from waku_shadow.run import run_stats
+from waku_shadow.run.memory import GIB
 
 SUMMARIES = "summaries"
 PROVENANCE = "provenance.json"
-TABLES = ("latency_summary", "distances", "distances_by_seed", "distances_between_seeds", "relay_hop_times")
+TABLES = ("latency_summary", "distances", "distances_by_seed", "distances_between_seeds", "relay_hop_times", "run_metrics",
+          "hop_shares", "distances_by_round", "latency_histogram", "relay_hop_time_histogram")
+OWN_TABLES = ("latency_summary", "run_metrics", "relay_hop_times", "latency_histogram", "relay_hop_time_histogram")  # the rest set a study beside the paper
 
 
 @dataclass
@@ -45,11 +60,17 @@ class StudySummary:
     nwaku: dict  # the runs' nwaku build: tag, patch set, tiers, memory manager, allocator
     shadow: str
     waku_shadow: list[str]  # the project's versions that rendered the runs
+    paper_network: bool  # whether the study runs the paper's network, so is set beside the paper's data
     latency_summary: pd.DataFrame
     distances: pd.DataFrame
     distances_by_seed: pd.DataFrame
     distances_between_seeds: pd.DataFrame
     relay_hop_times: pd.DataFrame
+    run_metrics: pd.DataFrame
+    hop_shares: pd.DataFrame
+    distances_by_round: pd.DataFrame
+    latency_histogram: pd.DataFrame
+    relay_hop_time_histogram: pd.DataFrame
 
     @property
     def table5(self) -> pd.DataFrame:
@@ -67,6 +88,12 @@ def config_of(study: str, configs_dir: Path | None = None) -> Path:
                       "anybody can rerun; add its config there")
 
 
+def is_paper_network(study) -> bool:
+    """Whether a study is set beside the paper's data: one run per size (no sweep) of the paper's network
+    (compare.network_differences) at a size of Table 5."""
+    return not study.sweep and not compare.network_differences(study) and bool(table5_sizes(study))
+
+
 def one_build(run_provenance: list[dict], study: str) -> tuple[dict, str]:
     """The nwaku build and the Shadow all of a study's runs ran on; a study whose runs mixed builds is
     refused, since its summary could not say which one its numbers are of."""
@@ -82,12 +109,48 @@ def _nwaku_build(nwaku: dict) -> dict:
     return {key: nwaku.get(key) for key in ("nwaku_tag", "patch_set", "patch_tiers", "memory_manager", "allocator")}
 
 
+def run_cost(run_dir: Path) -> dict:
+    """A run's nodes, the most files Shadow held open (and whether with few descriptors per process),
+    when it started, and where its memory was at the sample where the machine had least available
+    (run_stats.memory_at_peak); NaN for runs recorded before one was."""
+    stats = run_stats.read_stats(run_dir)
+    study = loader.load(run_dir / layout.RUN_CONFIG)
+    at_peak = stats.memory_at_peak or {}
+    processes = at_peak.get("processes")
+    return {"run": run_dir.name, "nodes": study.nodes, "few_descriptors_per_process": study.few_descriptors_per_process,
+            "shadow_open_files_peak": stats.shadow_open_files_peak, "started_utc": stats.started_utc,
+            "shadow_rss_gib_at_peak": at_peak["shadow_rss_bytes"] / GIB if at_peak else math.nan,
+            "processes_at_peak": processes if at_peak else math.nan,
+            "node_private_mib_at_peak": at_peak["processes_anon_bytes"] / max(processes, 1) / 2**20 if at_peak else math.nan}
+
+
+def runs_with_cost(results: StudyResults) -> pd.DataFrame:
+    """The study's runs table with each run's cost (run_cost) and, per run, the mean over measured
+    messages of the receivers its publisher reached directly and the copies it sent (hops.first_hops)."""
+    first_hops = results.first_hops[~results.first_hops["warmup"]].groupby("run")[
+        ["first_hop_receivers", "publisher_sent_to"]].mean().reset_index()
+    cost = pd.DataFrame([run_cost(run_dir) for run_dir in results.run_dirs])
+    return results.runs.merge(cost, on="run", how="left").merge(first_hops, on="run", how="left")
+
+
+def distances_by_round(results: StudyResults) -> pd.DataFrame:
+    """Per size and round of the paper's runs (published.ROUNDS): the KS distance of each of our seeds
+    from that round's latencies, as mean, min and max over the seeds."""
+    parts = []
+    for round_name in published.ROUNDS:
+        by_seed = compare.distances(results.receipts, ["size_bytes", "seed"], round_name)
+        ks = by_seed.groupby("size_bytes")["ks"].agg(ks_mean="mean", ks_min="min", ks_max="max", seeds="count")
+        parts.append(ks.reset_index().assign(round=round_name))
+    return pd.concat(parts, ignore_index=True)
+
+
 def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> Path:
     """summaries/<study>/ of the study's (validated) runs, replacing what was there."""
     study = results.study.name
     config = config_of(study, configs_dir)
     provenance = [json.loads((run_dir / layout.PROVENANCE).read_text()) for run_dir in results.run_dirs]
     nwaku, shadow = one_build(provenance, study)
+    paper_network = is_paper_network(results.study)
     folder = out / study
     if folder.exists():
         shutil.rmtree(folder)
@@ -101,15 +164,30 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         "nwaku": nwaku,
         "shadow": shadow,
         "waku_shadow": sorted({p["waku_shadow"] for p in provenance}),
+        "paper_network": paper_network,
     }, indent=2) + "\n")
+    computed = {"latency_summary": lambda: results.summary, "run_metrics": lambda: runs_with_cost(results),
+                "distances_by_round": lambda: distances_by_round(results),
+                "latency_histogram": lambda: stats.latency_histogram(results.receipts, results.keys),
+                "relay_hop_time_histogram": lambda: hops.relay_hop_time_histogram(results.receipts, results.keys)}
     for table in TABLES:
-        getattr(results, "summary" if table == "latency_summary" else table).to_csv(folder / f"{table}.csv", index=False)
+        if table not in OWN_TABLES and not paper_network:
+            continue
+        (computed.get(table) or (lambda: getattr(results, table)))().to_csv(folder / f"{table}.csv", index=False)
     return folder
 
 
 def read(folder: Path) -> StudySummary:
+    """summaries/<study>/ as write left it; one written by an earlier waku-shadow, without a table this
+    one reads, is refused by name."""
     provenance = json.loads((folder / PROVENANCE).read_text())
-    tables = {table: pd.read_csv(folder / f"{table}.csv") for table in TABLES}
+    expected = TABLES if provenance.get("paper_network") else OWN_TABLES
+    missing = [f"{table}.csv" for table in expected if not (folder / f"{table}.csv").exists()]
+    if "paper_network" not in provenance or missing:
+        raise ConfigError(f"{folder}: written by an earlier waku-shadow (no {', '.join(missing) or 'paper_network'}); "
+                          "run `waku-shadow docs-tables` where its study's results are")
+    tables = {table: pd.read_csv(folder / f"{table}.csv") if (folder / f"{table}.csv").exists() else pd.DataFrame()
+              for table in TABLES}
     return StudySummary(**provenance, **tables)
 
 

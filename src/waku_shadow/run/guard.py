@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from waku_shadow import layout
 from waku_shadow.errors import RunError
-from waku_shadow.run import allocator, failures, memory, shadow_log
+from waku_shadow.run import allocator, failures, memory, open_files, shadow_log
 from waku_shadow.run.memory import MemoryBreakdown, gib
 from waku_shadow.run.run_stats import RunStats
 
@@ -132,7 +132,7 @@ def run(
         reader.start()
         guard_tripped = over_budget = stalled = False
         simulated_seen, simulated_moved = reader.simulated_now, started
-        own_peak = 0
+        own_peak = open_files_peak = 0
         sampler = _OwnPeakSampler(process.pid)
         sampler.start()
         at_peak: MemoryBreakdown | None = None
@@ -155,6 +155,7 @@ def run(
                     busiest = memory.busiest_processes(process.pid, run_dir)
                     _stop(process)
                     break
+                open_files_peak = max(open_files_peak, open_files.held(process.pid))
                 if available == min_available:
                     sampler.wake.set()
                 own_peak = sampler.peak
@@ -188,6 +189,7 @@ def run(
         started_utc=started_utc,
         own_peak_memory_bytes=own_peak or None,  # a run too short to be measured has only the machine's
         shadow_allocator=allocator.name(preload),
+        shadow_open_files_peak=open_files_peak or None,
     )
 
     def fail(status: str, message: str) -> NoReturn:

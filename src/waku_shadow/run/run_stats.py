@@ -30,6 +30,7 @@ class RunStats:
     # available memory, which counts whatever else ran beside them
     own_peak_memory_bytes: int | None = None
     shadow_allocator: str | None = None  # the malloc Shadow ran with (run/allocator.py); None in runs recorded before it
+    shadow_open_files_peak: int | None = None  # the most descriptors Shadow held at once (run/open_files.py); None before
 
     @property
     def memory_bytes(self) -> int:
