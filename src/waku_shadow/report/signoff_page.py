@@ -22,6 +22,7 @@ from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import bench
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper.study_results import StudyResults
+from waku_shadow.report import summaries
 from waku_shadow.report import tables as written
 
 VERDICTS, RECEIPTS, PAGE = "verdicts.csv", "receipts.csv", "signoff"
@@ -43,11 +44,7 @@ class Side:
 
 
 def run_build(run_dir: Path) -> dict:
-    nwaku = json.loads((run_dir / layout.PROVENANCE).read_text())["nwaku"]
-    return {key: nwaku.get(key) for key in BUILD_KEYS}
-
-
-BUILD_KEYS = ("nwaku_tag", "patch_set", "patch_tiers", "memory_manager", "allocator")
+    return summaries.nwaku_build(json.loads((run_dir / layout.PROVENANCE).read_text())["nwaku"])
 
 
 def verdicts(base: Side, candidate: Side) -> pd.DataFrame:

@@ -97,7 +97,7 @@ def is_paper_network(study) -> bool:
 def one_build(run_provenance: list[dict], study: str) -> tuple[dict, str]:
     """The nwaku build and the Shadow all of a study's runs ran on; a study whose runs mixed builds is
     refused, since its summary could not say which one its numbers are of."""
-    builds = {json.dumps(_nwaku_build(p["nwaku"]), sort_keys=True) for p in run_provenance}
+    builds = {json.dumps(nwaku_build(p["nwaku"]), sort_keys=True) for p in run_provenance}
     shadows = {p["shadow"] for p in run_provenance}
     if len(builds) > 1 or len(shadows) > 1:
         raise ConfigError(f"{study}: its runs ran on {len(builds)} nwaku builds and {len(shadows)} Shadow builds; "
@@ -105,7 +105,8 @@ def one_build(run_provenance: list[dict], study: str) -> tuple[dict, str]:
     return json.loads(builds.pop()), shadows.pop()
 
 
-def _nwaku_build(nwaku: dict) -> dict:
+def nwaku_build(nwaku: dict) -> dict:
+    """What names a run's nwaku build in its provenance: tag, patch set, tiers, memory manager, allocator."""
     return {key: nwaku.get(key) for key in ("nwaku_tag", "patch_set", "patch_tiers", "memory_manager", "allocator")}
 
 
