@@ -33,6 +33,9 @@ FROM debian:${DEBIAN} AS build
 ARG SHADOW_TAG=v3.3.0
 # any folder of nwaku-patches/; master-<commit> installs its own Nim and nimble packages at build time
 ARG NWAKU_TAG=v0.38.1
+# all, or essential: the patches of the meaning and switch tiers only (each folder's series file),
+# what an nwaku tree other than the tag needs (a pull request's, docs/examples/waku-pr-signoff.yml)
+ARG NWAKU_PATCHES=all
 ARG NIM_TAG=v2.2.6
 ARG RUST_TOOLCHAIN=1.90
 ARG GITHUB_MIRROR=
@@ -74,15 +77,20 @@ COPY nwaku-patches /src/nwaku-patches
 # A source tree built elsewhere carries generated files that name that machine's paths: dropped.
 RUN source=; if [ -e /src/nwaku/.git ]; then source=/src/nwaku; \
       rm -rf /src/nwaku/vendor/.nimble /src/nwaku/nimbus-build-system.paths /src/nwaku/nimcache /src/nwaku/build; fi; \
+    case "$NWAKU_PATCHES" in all) tiers='meaning|switch|speed' ;; essential) tiers='meaning|switch' ;; \
+      *) echo "NWAKU_PATCHES: all or essential, not $NWAKU_PATCHES" >&2; exit 1 ;; esac; \
+    patches=$(for folder in /src/nwaku-patches/${NWAKU_TAG} /src/nwaku-patches/nim; do \
+      grep -E "^[^#].* ($tiers)\$" $folder/series | cut -d' ' -f1 | sed "s|^|$folder/|"; done); \
     NWAKU_MAKE_FLAGS="$(printf 'USE_SYSTEM_NIM=1\nNIMFLAGS=-d:disableMarchNative')" NWAKU_PATH_PREPEND=/opt/nim/bin \
     NWAKU_MEMORY_MANAGER=orc NWAKU_ALLOCATOR=malloc \
     /src/scripts/build_nwaku.sh ${source:+--source "$source"} https://github.com/waku-org/nwaku.git ${NWAKU_TAG} /opt/nwaku \
-      /src/nwaku-patches/${NWAKU_TAG}/*.patch /src/nwaku-patches/nim/*.patch \
+      $patches \
     && rm -rf /opt/nwaku/src /src/nwaku
 
 
 FROM debian:${DEBIAN}
 ARG NWAKU_TAG=v0.38.1
+ARG NWAKU_PATCHES=all
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates curl git python3 python3-venv libglib2.0-0 libjemalloc2 procps \
     && rm -rf /var/lib/apt/lists/*
@@ -102,7 +110,7 @@ ENV PATH=/opt/venv/bin:/opt/shadow/bin:$PATH
 # put it, with its identity (tag, patch hashes, make flags), so nothing is rebuilt. The tag is the
 # image's, so a study that names no release runs the one built here.
 RUN printf '%s\n' 'stack:' '  shadow:' '    binary: /opt/shadow/bin/shadow' '  nwaku:' \
-      "    tag: ${NWAKU_TAG}" \
+      "    tag: ${NWAKU_TAG}" "    patches: ${NWAKU_PATCHES}" \
       '    make_flags: [USE_SYSTEM_NIM=1, NIMFLAGS=-d:disableMarchNative]' > local.yaml \
     && waku-shadow adopt-nwaku --binary /opt/nwaku/wakunode2 \
          --built-from "https://github.com/waku-org/nwaku.git ${NWAKU_TAG}, built in the image's build stage"

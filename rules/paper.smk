@@ -4,11 +4,13 @@
 # Snakefile was given brings its own rules; the others come from rules/study.smk as modules.
 # With --keep-going, the folder is written from the validated runs even when some fail (onerror).
 
-PAPER_CONFIGS = {name: sources.shipped_study_config(name, workflow.config_settings) for name in studies.PAPER_STUDIES}
+# a study the given stack cannot run (its build lacks a patch the study's settings need) is left out,
+# and `paper` alone stops, naming it
+PAPER_CONFIGS, PAPER_REFUSED = sources.shipped_studies(studies.PAPER_STUDIES, workflow.config_settings)
 PAPER_STUDY_FILES = [sources.study_dir(sources.study_from_snakemake(c)) / layout.STUDY_CONFIG for c in PAPER_CONFIGS.values()]
 PAPER_FIGURES = Path(STUDY.resources.results_dir) / studies.PAPER_FIGURES
 
-if STUDY.name != "paper":
+if STUDY.name != "paper" and "paper" in PAPER_CONFIGS:
 
     module paper_study:
         snakefile:
@@ -19,7 +21,7 @@ if STUDY.name != "paper":
     use rule * from paper_study exclude build_shadow, build_nwaku, identify_prebuilt_nwaku as paper_*
 
 
-if STUDY.name != "paper-calibrated":
+if STUDY.name != "paper-calibrated" and "paper-calibrated" in PAPER_CONFIGS:
 
     module paper_calibrated_study:
         snakefile:
@@ -30,7 +32,7 @@ if STUDY.name != "paper-calibrated":
     use rule * from paper_calibrated_study exclude build_shadow, build_nwaku, identify_prebuilt_nwaku as paper_calibrated_*
 
 
-if STUDY.name != "multihost":
+if STUDY.name != "multihost" and "multihost" in PAPER_CONFIGS:
 
     module multihost_study:
         snakefile:
@@ -51,7 +53,7 @@ localrules:
 rule paper:
     input:
         # each study's report, so each study's runs: the page reads the runs themselves
-        [sources.study_dir(sources.study_from_snakemake(c)) / layout.REPORT_HTML for c in PAPER_CONFIGS.values()],
+        lambda wildcards: studies.reports(PAPER_CONFIGS, PAPER_REFUSED),
     output:
         directory(PAPER_FIGURES),
     log:

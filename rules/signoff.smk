@@ -7,7 +7,7 @@ SIGNOFF_BASE, SIGNOFF_CANDIDATE = SIGNOFF_SIDES
 SIGNOFF_CONFIGS = {side.role: signoff_config.study_config(side, workflow.config_settings) for side in SIGNOFF_SIDES}
 SIGNOFF_STUDIES = {role: sources.study_from_snakemake(c) for role, c in SIGNOFF_CONFIGS.items()}
 SIGNOFF_OWN_BUILD = {role: builds.nwaku_build_dir(s) != NWAKU_DIR for role, s in SIGNOFF_STUDIES.items()}
-SIGNOFF_PAGE = Path(STUDY.resources.results_dir) / "signoff" / f"{SIGNOFF_CANDIDATE.label}-vs-{SIGNOFF_BASE.label}"
+SIGNOFF_PAGE = Path(STUDY.resources.results_dir) / SIGNOFF_BASE.battery_name / f"{SIGNOFF_CANDIDATE.label}-vs-{SIGNOFF_BASE.label}"
 
 
 module signoff_base_study:

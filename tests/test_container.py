@@ -7,8 +7,12 @@ import shlex
 import shutil
 import subprocess
 
+from pathlib import Path
+
 import pytest
 from conftest import DEFAULT_NWAKU_TAG, REPO
+
+from waku_shadow import checkout
 
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 IMAGE = "waku-shadow"
@@ -35,6 +39,18 @@ def test_the_image_builds_the_default_release_and_runs_it():
     assert set(re.findall(r"^ARG NWAKU_TAG=(\S+)$", DOCKERFILE, re.M)) == {DEFAULT_NWAKU_TAG}
     # the image's local.yaml names the tag it built, which adopt-nwaku installs and the studies run
     assert '"    tag: ${NWAKU_TAG}"' in DOCKERFILE
+
+
+@pytest.mark.parametrize("choice", ["all", "essential"])
+def test_the_image_builds_nwaku_with_the_patches_its_tiers_choose(choice):
+    """NWAKU_PATCHES picks the tiers from the series files as stack.nwaku.patches does."""
+    selection = re.search(r"(case \"\$NWAKU_PATCHES\".*?); \\\n\s*NWAKU_MAKE_FLAGS", DOCKERFILE, re.S).group(1)
+    script = (selection.replace("\\\n", "\n").replace("/src/nwaku-patches", str(REPO / "nwaku-patches"))
+              + '\nprintf "%s\\n" $patches')
+    listed = subprocess.run(["bash", "-c", script], env={"NWAKU_PATCHES": choice, "NWAKU_TAG": DEFAULT_NWAKU_TAG},
+                            capture_output=True, text=True, check=True).stdout.split()
+    expected = checkout.build_patches(DEFAULT_NWAKU_TAG, "orc", choice)
+    assert [Path(p).name for p in listed] == [patch.path.name for patch in expected]
 
 
 def run_in_image(engine: str, *command: str, timeout: int) -> subprocess.CompletedProcess:

@@ -79,6 +79,8 @@ def test_tables_come_from_the_runs_and_blocks_without_results_are_kept(results, 
     assert summary.latency_histogram["receipts"].sum() == sum(len(measured_latencies(run)) for run in RUNS)
     summary_figures.write({"recorded": summary}, figures)
     assert {path.name: path.read_bytes() for path in figures.iterdir()} == drawn
+    dotted = summary_figures.write({"recorded-v0.37.1-beta": summary}, tmp_path / "dotted")  # a tag's dots stay in the name
+    assert sorted(path.name for path in dotted) == ["recorded-v0.37.1-beta-latency.png", "recorded-v0.37.1-beta-latency.svg"]
     text = doc.read_text()
     assert "Intro kept." in text and "old table" not in text
     assert "**recorded** (data/recorded.yaml; n16-size2000B-seed11, n16-size100000B-seed11):" in text

@@ -1,6 +1,6 @@
 """The library's stages form a pipeline: no module of a stage imports a module of a later stage.
 
-Top-level modules (layout, errors, checkout) may be imported by any stage; cli.py, the command
+Top-level modules (layout, errors, checkout) may be imported by any stage; cli/, the command
 line over all the stages, may import anything. Imports inside functions count as well.
 """
 
@@ -63,7 +63,7 @@ def violations(package: Path = PACKAGE) -> list[str]:
 
 def test_every_stage_package_is_in_the_order():
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages == set(STAGES)
+    assert packages - ANYTHING_GOES == set(STAGES)
 
 
 def test_no_stage_imports_a_later_stage():

@@ -248,6 +248,19 @@ def test_the_prune_fix_reaches_the_nodes_only_when_chosen(small_study):
     assert nwaku.environment(study)[nwaku.ENV_PRUNE_ONLY_REMOVED] == "1"
 
 
+def test_relays_without_rest_are_subscribed_by_patch_0004_only_where_the_tag_has_it(small_study):
+    assert small_study.stack.nwaku_tag == "v0.38.1"  # subscribes through its delivery service
+    assert nwaku.ENV_RELAY_WITHOUT_REST not in nwaku.environment(small_study)
+    older = loader.resolve(merge(small_study.resolved, {"stack": {"nwaku": {"tag": "v0.37.1-beta"}}}))
+    assert nwaku.environment(older)[nwaku.ENV_RELAY_WITHOUT_REST] == "1"
+
+
+def test_subscribing_before_the_dials_reaches_the_nodes_only_when_chosen(small_study):
+    assert nwaku.ENV_SUBSCRIBE_BEFORE_DIALS not in nwaku.environment(small_study)  # v0.38.1: after the dials
+    study = loader.resolve(merge(small_study.resolved, {"gossipsub": {"subscribe_before_dials": True}}))
+    assert nwaku.environment(study)[nwaku.ENV_SUBSCRIBE_BEFORE_DIALS] == "1"
+
+
 def test_sequential_dials_reach_the_nodes_only_when_chosen(small_study):
     assert nwaku.ENV_SEQUENTIAL_DIALS not in nwaku.environment(small_study)  # nwaku dials all at once
     study = loader.resolve(merge(small_study.resolved, {"libp2p": {"sequential_dials": True}}))

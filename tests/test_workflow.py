@@ -185,6 +185,19 @@ def test_a_signoff_needs_two_different_builds(tmp_path):
     assert code != 0 and "the base and the candidate are the same build (v0.38.1)" in out
     code, out = dry_run("signoff", "--config", "signoff={base: v0.38.1}")
     assert code != 0 and "give exactly base and candidate" in out
+    code, out = dry_run("signoff", "--config", "signoff={base: v0.38.1, candidate: v0.37.1-beta, battery: configs/nothing.yaml}")
+    assert code != 0 and "'configs/nothing.yaml' is no config file of the repository" in out
+
+
+def test_a_signoff_runs_the_battery_it_is_given(tmp_path):
+    resources = f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}"
+    signoff = "signoff={base: v0.38.1, candidate: {tag: v0.38.1, patches: essential}, battery: configs/signoff-small.yaml}"
+    code, out = dry_run("signoff", "--config", resources, signoff)
+    assert code == 0, out
+    counts = job_counts(out)
+    assert counts["signoff_base_simulate"] == counts["signoff_candidate_simulate"] == 6
+    assert f"{tmp_path}/results/signoff-small-v0.38.1-essential/runs/n200-size100000B-seed3" in out
+    assert f"{tmp_path}/results/signoff-small/v0.38.1-essential-vs-v0.38.1" in out
 
 
 def test_the_paper_target_keeps_going_past_failed_runs_and_names_them(tmp_path):
@@ -256,3 +269,13 @@ def test_the_workflow_lints_clean_but_for_what_is_allowed(tmp_path, configfile):
     assert code == (1 if found else 0), out  # 1: lints found; anything else without lints: the workflow did not load
     assert [lint for lint in found if not allowed(*lint)] == [], out
     assert {title for _, title in found} == set(ALLOWED_LINTS), "an allowed lint is gone: take it off ALLOWED_LINTS"
+
+
+def test_a_stack_that_cannot_run_the_papers_studies_stops_only_the_paper_target(tmp_path):
+    resources = f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}"
+    older = "stack={nwaku: {tag: v0.37.1-beta}}"  # no patch 0038, which the paper era's overlay needs
+    code, out = dry_run("--config", resources, older)
+    assert code == 0, out
+    code, out = dry_run("paper", "--config", resources, older)
+    assert code != 0 and "the paper's studies cannot run on this stack: paper-calibrated" in out
+    assert "nwaku-patches/v0.37.1-beta/ has no patch 0038" in out

@@ -326,6 +326,7 @@ def _resolve(raw: dict) -> Study:
         stream_muxer=cfg["libp2p"]["stream_muxer"],
         sequential_dials=cfg["libp2p"]["sequential_dials"],
         prune_only_removed=gs["prune_only_removed"],
+        subscribe_before_dials=gs["subscribe_before_dials"],
         flood_publish=gs["flood_publish"],
         flood_publish_bandwidth_bps=flood_bandwidth,
         idontwant_on_publish=gs["idontwant_on_publish"],

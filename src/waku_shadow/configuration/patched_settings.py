@@ -19,6 +19,7 @@ PATCHED_SETTINGS = {
     "libp2p.stream_muxer": "0013",
     "rln.epoch": "0011",
     "gossipsub.prune_only_removed": "0014",
+    "gossipsub.subscribe_before_dials": "0038",
     "libp2p.sequential_dials": "0015",
     "gossipsub.flood_publish": "0016",
     "gossipsub.flood_publish_bandwidth": "0016",

@@ -150,6 +150,7 @@ class Study:
     stream_muxer: str | None  # None: nwaku's own order (yamux first)
     sequential_dials: bool  # nwaku patch 0015
     prune_only_removed: bool  # nwaku patch 0014
+    subscribe_before_dials: bool  # nwaku patch 0038
     flood_publish: bool | None  # None: nwaku's own (true); nwaku patch 0016
     flood_publish_bandwidth_bps: int | None  # None: nim-libp2p's 100 Mbit/s
     idontwant_on_publish: bool

@@ -2,6 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from waku_shadow import layout
+from waku_shadow.configuration import sources
+from waku_shadow.errors import ConfigError
+
 # The studies behind the paper's figures and tables (`snakemake paper`), by their configs/ names.
 PAPER_STUDIES = ("paper", "paper-calibrated", "multihost")
 PAPER_FIGURES = "paper-figures"
+
+
+def reports(configs: dict[str, sources.ShippedStudy], refused: dict[str, str]) -> list[Path]:
+    """The report of each paper study (sources.shipped_studies); refused, naming why, when the
+    workflow's stack cannot run one of them."""
+    if refused:
+        raise ConfigError("the paper's studies cannot run on this stack: "
+                          + "; ".join(f"{name}: {why}" for name, why in refused.items()))
+    return [sources.study_dir(sources.study_from_snakemake(c)) / layout.REPORT_HTML for c in configs.values()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 
+from waku_shadow import checkout
 from waku_shadow.configuration.study import Study
 from waku_shadow.render.identities import Identity
 
@@ -24,6 +25,8 @@ ENV_PROOF_GENERATION_NS = "WAKU_SIM_PROOF_GENERATION_DELAY_NS"
 ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"
 ENV_VERIFICATION_NS_PER_BYTE = "WAKU_SIM_VALIDATION_DELAY_NS_PER_BYTE"
 ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
+# the tags whose relays subscribe only while starting REST (v0.36.0, v0.37.1-beta) carry it
+RELAY_WITHOUT_REST_PATCH = "0004"
 ENV_MESSAGE_LINES_AT_NOTICE = "WAKU_SIM_MESSAGE_LINES_AT_NOTICE"
 ENV_RLN_EPOCH_NS = "WAKU_SIM_RLN_EPOCH_NS"
 ENV_SCORE_EVENTS_AT_NOTICE = "WAKU_SIM_SCORE_EVENTS_AT_NOTICE"
@@ -54,6 +57,7 @@ PATCH_SWITCHES = {
 ENV_STREAM_MUXER = "WAKU_SIM_STREAM_MUXER"
 ENV_PRUNE_ONLY_REMOVED = "WAKU_SIM_PRUNE_ONLY_REMOVED"
 ENV_SEQUENTIAL_DIALS = "WAKU_SIM_SEQUENTIAL_DIALS"
+ENV_SUBSCRIBE_BEFORE_DIALS = "WAKU_SIM_SUBSCRIBE_BEFORE_DIALS"
 ENV_FLOOD_PUBLISH = "WAKU_SIM_GOSSIPSUB_FLOOD_PUBLISH"
 ENV_FLOOD_PUBLISH_BANDWIDTH_BPS = "WAKU_SIM_GOSSIPSUB_BANDWIDTH_ESTIMATE_BPS"
 ENV_IDONTWANT_ON_PUBLISH = "WAKU_SIM_GOSSIPSUB_IDONTWANT_ON_PUBLISH"
@@ -134,7 +138,7 @@ def args(
 
 def environment(study: Study) -> dict[str, str]:
     env = {
-        ENV_RELAY_WITHOUT_REST: "1",
+        **({ENV_RELAY_WITHOUT_REST: "1"} if RELAY_WITHOUT_REST_PATCH in build_patch_numbers(study) else {}),
         ENV_MESSAGE_LINES_AT_NOTICE: "1",
         ENV_WITHHELD_COPY_LINES: "1",
         ENV_PROOF_GENERATION_NS: str(study.rln.proof_generation_ns),
@@ -150,6 +154,8 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_PRUNE_ONLY_REMOVED] = "1"
     if study.sequential_dials:
         env[ENV_SEQUENTIAL_DIALS] = "1"
+    if study.subscribe_before_dials:
+        env[ENV_SUBSCRIBE_BEFORE_DIALS] = "1"
     if study.flood_publish is not None:
         env[ENV_FLOOD_PUBLISH] = "1" if study.flood_publish else "0"
     if study.flood_publish_bandwidth_bps is not None:
@@ -165,6 +171,11 @@ def environment(study: Study) -> dict[str, str]:
         if getattr(study, key):
             env[variable] = "1"
     return env
+
+
+def build_patch_numbers(study: Study) -> set[str]:
+    stack = study.stack
+    return {patch.number for patch in checkout.build_patches(stack.nwaku_tag, stack.nwaku_memory_manager, stack.nwaku_patches)}
 
 
 def message_hash(pubsub_topic: str, payload: bytes, content_topic: str, timestamp_ns: int, meta: bytes = b"") -> str:

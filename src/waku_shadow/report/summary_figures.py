@@ -64,7 +64,7 @@ def latency_figure(summary: StudySummary, out_stem: Path) -> list[Path]:
                    title=f"{human_size(int(size_bytes))}: our relayed hops")
     fig.suptitle(f"{summary.study} ({summary.config}; nwaku {summary.nwaku['nwaku_tag']}) beside the paper's raw Shadow latencies")
     fig.tight_layout()
-    paths = [out_stem.with_suffix(suffix) for suffix in FORMATS]
+    paths = [out_stem.parent / f"{out_stem.name}{suffix}" for suffix in FORMATS]  # a study name may hold dots
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110, metadata={"Date": None} if path.suffix == ".svg" else {"Software": None})
