@@ -6,8 +6,10 @@
 
 # a study the given stack cannot run (its build lacks a patch the study's settings need) is left out,
 # and `paper` alone stops, naming it
-PAPER_CONFIGS, PAPER_REFUSED = sources.shipped_studies(studies.PAPER_STUDIES, workflow.config_settings)
-PAPER_STUDY_FILES = [sources.study_dir(sources.study_from_snakemake(c)) / layout.STUDY_CONFIG for c in PAPER_CONFIGS.values()]
+PAPER_RESOLVED, PAPER_REFUSED = sources.shipped_studies(studies.PAPER_STUDIES, workflow.config_settings)
+PAPER_CONFIGS = {name: shipped for name, (shipped, _) in PAPER_RESOLVED.items()}
+PAPER_STUDY_DIRS = [sources.study_dir(study) for _, study in PAPER_RESOLVED.values()]
+PAPER_STUDY_FILES = [study_dir / layout.STUDY_CONFIG for study_dir in PAPER_STUDY_DIRS]
 PAPER_FIGURES = Path(STUDY.resources.results_dir) / studies.PAPER_FIGURES
 
 if STUDY.name != "paper" and "paper" in PAPER_CONFIGS:
@@ -53,7 +55,7 @@ localrules:
 rule paper:
     input:
         # each study's report, so each study's runs: the page reads the runs themselves
-        lambda wildcards: studies.reports(PAPER_CONFIGS, PAPER_REFUSED),
+        lambda wildcards: studies.reports(PAPER_STUDY_DIRS, PAPER_REFUSED),
     output:
         directory(PAPER_FIGURES),
     log:

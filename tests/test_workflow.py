@@ -168,16 +168,21 @@ def test_the_paper_target_runs_every_paper_study_once(tmp_path):
         assert f"{tmp_path}/results/{studies.PAPER_FIGURES}" in out
 
 
-def test_the_signoff_target_runs_the_battery_once_on_each_build(tmp_path):
+@pytest.mark.parametrize("battery, nodes, page", [
+    ("", 1000, "signoff"),  # configs/signoff.yaml
+    (", battery: configs/signoff-small.yaml", 200, "signoff-small"),
+])
+def test_the_signoff_target_runs_the_battery_once_on_each_build(tmp_path, battery, nodes, page):
     resources = f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}"
-    signoff = "signoff={base: v0.38.1, candidate: {tag: v0.38.1, patches: essential}}"
+    signoff = f"signoff={{base: v0.38.1, candidate: {{tag: v0.38.1, patches: essential}}{battery}}}"
     code, out = dry_run("signoff", "--config", resources, signoff)
     assert code == 0, out
     counts = job_counts(out)
     assert counts["signoff_base_simulate"] == counts["signoff_candidate_simulate"] == 6  # 2 KB and 100 KB, seeds 1-3
     assert counts["signoff"] == 1 and counts["build_nwaku"] == 1 and counts["signoff_candidate_build_nwaku"] == 1
-    assert f"{tmp_path}/results/signoff/v0.38.1-essential-vs-v0.38.1" in out
-    assert f"{tmp_path}/results/signoff-v0.38.1-essential/runs/n1000-size2000B-seed3" in out
+    assert f"{tmp_path}/results/{page}/v0.38.1-essential-vs-v0.38.1" in out
+    assert f"{tmp_path}/results/{page}-v0.38.1-essential/runs/n{nodes}-size2000B-seed3" in out
+    assert f"{tmp_path}/results/{page}-v0.38.1-essential/runs/n{nodes}-size100000B-seed3" in out
 
 
 def test_a_signoff_needs_two_different_builds(tmp_path):
@@ -187,17 +192,6 @@ def test_a_signoff_needs_two_different_builds(tmp_path):
     assert code != 0 and "give exactly base and candidate" in out
     code, out = dry_run("signoff", "--config", "signoff={base: v0.38.1, candidate: v0.37.1-beta, battery: configs/nothing.yaml}")
     assert code != 0 and "'configs/nothing.yaml' is no config file of the repository" in out
-
-
-def test_a_signoff_runs_the_battery_it_is_given(tmp_path):
-    resources = f"resources={{results_dir: {tmp_path}/results, build_dir: {tmp_path}/build}}"
-    signoff = "signoff={base: v0.38.1, candidate: {tag: v0.38.1, patches: essential}, battery: configs/signoff-small.yaml}"
-    code, out = dry_run("signoff", "--config", resources, signoff)
-    assert code == 0, out
-    counts = job_counts(out)
-    assert counts["signoff_base_simulate"] == counts["signoff_candidate_simulate"] == 6
-    assert f"{tmp_path}/results/signoff-small-v0.38.1-essential/runs/n200-size100000B-seed3" in out
-    assert f"{tmp_path}/results/signoff-small/v0.38.1-essential-vs-v0.38.1" in out
 
 
 def test_the_paper_target_keeps_going_past_failed_runs_and_names_them(tmp_path):

@@ -133,6 +133,11 @@ def chosen(listed: list[Patch], choice: str) -> list[Patch]:
     return [patch for patch in listed if patch.tier in PATCH_CHOICES[choice]]
 
 
+def patch_numbers(tag: str, choice: str) -> set[str]:
+    """The numbers of the tag's own patches (not Nim's) of the tiers ``choice`` builds with."""
+    return {patch.number for patch in chosen(patches(tag), choice)}
+
+
 def build_patches(tag: str, memory_manager: str, choice: str = "all") -> list[Patch]:
     """The patches an nwaku build applies, in order: the tag's, then, with orc, Nim's
     (scripts/build_nwaku.sh applies those in nim/ to a copy of Nim's lib folder), of the tiers

@@ -54,7 +54,7 @@ def build_patch_numbers(nwaku: dict, found: Problems) -> set[str] | None:
     if tag not in (supported := checkout.nwaku_tags()):
         found.add("stack.nwaku.tag", f"{tag} has no patch folder nwaku-patches/{tag}/; supported: {', '.join(supported)}")
         return None
-    return {patch.number for patch in checkout.chosen(checkout.patches(tag), nwaku["patches"])}
+    return checkout.patch_numbers(tag, nwaku["patches"])
 
 
 def switch_off_without_their_patch(resolved: dict, built: set[str] | None) -> None:

@@ -114,19 +114,17 @@ def shipped_study_config(name: str, config_settings) -> ShippedStudy:
     return ShippedStudy([loader.Layer(path, loader.read_yaml(checkout.path(path))), *(layer for layer in machine if layer.values)])
 
 
-def shipped_studies(names, config_settings) -> tuple[dict[str, ShippedStudy], dict[str, str]]:
-    """configs/<name>.yaml for each name, with the workflow's machine sections: those that resolve, and
-    why each of the others is refused (a setting the given stack's build does not read), so that a
-    target needing them can say so while every other target runs."""
+def shipped_studies(names, config_settings) -> tuple[dict[str, tuple[ShippedStudy, Study]], dict[str, str]]:
+    """configs/<name>.yaml for each name, with the workflow's machine sections: those that resolve, with
+    their study, and why each of the others is refused (a setting the given stack's build does not
+    read), so that a target needing them can say so while every other target runs."""
     resolved, refused = {}, {}
     for name in names:
         shipped = shipped_study_config(name, config_settings)
         try:
-            study_from_snakemake(shipped)
+            resolved[name] = shipped, study_from_snakemake(shipped)
         except ConfigError as exc:
             refused[name] = str(exc)
-        else:
-            resolved[name] = shipped
     return resolved, refused
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from waku_shadow import layout
-from waku_shadow.configuration import sources
 from waku_shadow.errors import ConfigError
 
 # The studies behind the paper's figures and tables (`snakemake paper`), by their configs/ names.
@@ -13,10 +12,10 @@ PAPER_STUDIES = ("paper", "paper-calibrated", "multihost")
 PAPER_FIGURES = "paper-figures"
 
 
-def reports(configs: dict[str, sources.ShippedStudy], refused: dict[str, str]) -> list[Path]:
+def reports(study_dirs: list[Path], refused: dict[str, str]) -> list[Path]:
     """The report of each paper study (sources.shipped_studies); refused, naming why, when the
     workflow's stack cannot run one of them."""
     if refused:
         raise ConfigError("the paper's studies cannot run on this stack: "
                           + "; ".join(f"{name}: {why}" for name, why in refused.items()))
-    return [sources.study_dir(sources.study_from_snakemake(c)) / layout.REPORT_HTML for c in configs.values()]
+    return [study_dir / layout.REPORT_HTML for study_dir in study_dirs]

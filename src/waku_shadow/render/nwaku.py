@@ -138,7 +138,8 @@ def args(
 
 def environment(study: Study) -> dict[str, str]:
     env = {
-        **({ENV_RELAY_WITHOUT_REST: "1"} if RELAY_WITHOUT_REST_PATCH in build_patch_numbers(study) else {}),
+        **({ENV_RELAY_WITHOUT_REST: "1"}
+           if RELAY_WITHOUT_REST_PATCH in checkout.patch_numbers(study.stack.nwaku_tag, study.stack.nwaku_patches) else {}),
         ENV_MESSAGE_LINES_AT_NOTICE: "1",
         ENV_WITHHELD_COPY_LINES: "1",
         ENV_PROOF_GENERATION_NS: str(study.rln.proof_generation_ns),
@@ -171,11 +172,6 @@ def environment(study: Study) -> dict[str, str]:
         if getattr(study, key):
             env[variable] = "1"
     return env
-
-
-def build_patch_numbers(study: Study) -> set[str]:
-    stack = study.stack
-    return {patch.number for patch in checkout.build_patches(stack.nwaku_tag, stack.nwaku_memory_manager, stack.nwaku_patches)}
 
 
 def message_hash(pubsub_topic: str, payload: bytes, content_topic: str, timestamp_ns: int, meta: bytes = b"") -> str:
