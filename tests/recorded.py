@@ -17,6 +17,7 @@ RUN_100KB = RECORDED / "recorded" / "n16-size100000B-seed11"
 RUNS = [RUN_2KB, RUN_100KB]
 CHURN_RUN = RECORDED / "recorded-churn" / "n16-size2000B-seed2"
 SPAM_RUN = RECORDED / "recorded-spam" / "n16-size2000B-seed3"
+LIGHT_RUN = RECORDED / "recorded-light" / "n12-size2000B-seed4"
 CASCADE_RUNS = [RECORDED / "recorded-cascade" / name for name in ("n5-size2000B-seed5", "n5-size500000B-seed5")]
 
 

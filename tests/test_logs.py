@@ -105,8 +105,8 @@ def test_a_record_with_an_unquoted_timestamp_is_read(tmp_path):
     log = tmp_path / "wakunode2.log.gz"
     with gzip.open(log, "wt") as handle:
         handle.write(line)
-    receipts, *_ = node_logs.parse_host(log, "node0000")
-    assert receipts == [{"receiver": "node0000", "from_peer": "16U*A8dh6e", "msg_hash": "0xfc0c",
+    tables, _ = node_logs.parse_host(log, "node0000")
+    assert tables["receipts"] == [{"receiver": "node0000", "from_peer": "16U*A8dh6e", "msg_hash": "0xfc0c",
                          "time_ns": 20_475_000_064, "payload_bytes": 2000}]
 
 

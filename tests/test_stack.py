@@ -18,6 +18,7 @@ import yaml
 from conftest import RECORDED, REPO, patches_missing_from
 from recorded import parsed_copies
 
+from waku_shadow import cli, layout
 from waku_shadow.configuration import sources
 from waku_shadow.cost import bench
 from waku_shadow.stack import builds
@@ -207,6 +208,66 @@ def assert_rerun_is_the_committed_run(tmp_path, family: str, variant: str, switc
     compared = bench.compare_receipts(committed, rerun)
     assert compared["receipts_first"] == compared["receipts_in_both"] > 0
     assert compared["identical_share"] == 1.0 and compared["same_parent_share"] == 1.0
+
+
+def test_the_stack_makes_the_committed_light_client_run_receipt_for_receipt(tmp_path):
+    """tests/data/recorded-light (patch 0039) rerun on the default build: every relay receipt, and every
+    light client's filter receipt, at the same nanosecond."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    assert_rerun_is_the_committed_run(tmp_path, "recorded-light", "recorded-light", {}, {})
+    (rerun,) = (tmp_path / "recorded-light" / "recorded-light" / "runs").iterdir()
+    committed = tmp_path / "committed" / "recorded-light" / rerun.name
+    columns = ["receiver", "msg_hash", "from_host", "received_ns"]
+    ours, theirs = (pd.read_parquet(run / layout.FILTER_RECEIPTS)[columns] for run in (rerun, committed))
+    assert len(ours) == 220
+    pd.testing.assert_frame_equal(ours, theirs)
+
+
+def test_a_killed_service_node_fails_validation_naming_its_clients(tmp_path):
+    """The recorded-light study with one service node's nwaku killed after the first messages: validation
+    names each of its clients, and it, for the messages they never got."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    run_dir, killed = killed_service_node_run(tmp_path)
+    assert cli.main(["parse", "--run-dir", str(run_dir)]) == 0
+    assert cli.main(["validate", "--run-dir", str(run_dir)]) != 0
+    text = json.loads((run_dir / "validation.failed.json").read_text())["checks"]["filter receipts"]
+    clients = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False).query("service_node == @killed")["host"]
+    assert all(f"{client} (service node {killed}) never got message" in text for client in clients[:2])
+
+
+def killed_service_node_run(tmp_path):
+    """tests/data/recorded-light.yaml rendered by the workflow, one service node's nwaku killed (SIGKILL)
+    after its clients' last lightpush, and simulated: the run folder and the killed node's host."""
+    study = yaml.safe_load((RECORDED / "recorded-light.yaml").read_text())
+    results = tmp_path / "results"
+    config_path = tmp_path / "recorded-light-killed.yaml"
+    config_path.write_text(yaml.safe_dump({**study, "study": "recorded-light-killed", "resources": {"results_dir": str(results)}}))
+    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path), "--until", "render"],
+                   cwd=REPO, check=True, capture_output=True)
+    (run_dir,) = (results / "recorded-light-killed" / "runs").iterdir()
+    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
+    schedule = pd.read_csv(run_dir / layout.SCHEDULE, keep_default_na=False)
+    service_of = dict(zip(identities["host"], identities["service_node"]))
+    light = schedule[schedule["light_client"] != ""]
+    last_push = light.groupby(light["light_client"].map(service_of))["scheduled_ns"].max()
+    killed = last_push.idxmin()  # after its clients' last lightpush, so that every REST call still succeeds
+    kill_ns = last_push[killed] + KILLED_AFTER_NS
+    assert (schedule["scheduled_ns"] > kill_ns).any()
+    config = yaml.safe_load((run_dir / "shadow.yaml").read_text())
+    config["hosts"][killed]["processes"][0].update(shutdown_time=f"{kill_ns} ns", shutdown_signal="SIGKILL",
+                                                    expected_final_state={"signaled": "SIGKILL"})
+    (run_dir / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    study_ = sources.study_from_snakemake({})
+    shadow = study_.stack.shadow_binary or REPO / builds.shadow_build_dir(study_) / "bin" / "shadow"
+    assert cli.main(["simulate", "--run-dir", str(run_dir), "--shadow", str(shadow)]) == 0
+    return run_dir, killed
+
+
+KILLED_AFTER_NS = 800_000_000  # the lightpush, the proof's 150 ms and the REST answer take about 0.5 s
 
 
 @pytest.mark.parametrize("variant, switch", [

@@ -42,6 +42,8 @@ SPAM_RECEIPTS = "spam_receipts.parquet"  # receipts of the spammers' messages (s
 RLN_EVENTS = "rln_events.parquet"  # the RLN stand-in's rejections, gossipsub's prunes and disconnections for score
 SENDS = "sends.parquet"
 WITHHELD = "withheld.parquet"  # copies relays left unsent: the peer said IDONTWANT or IMRECEIVING (nwaku patch 0016)
+FILTER_RECEIPTS = "filter_receipts.parquet"  # messages light clients got through their service node's filter
+LIGHTPUSHES = "lightpushes.parquet"  # the lightpushes service nodes handled
 VALIDATION = "validation.json"
 CHURN = "churn.csv"  # the nodes that leave and come back: host, leave_ns, rejoin_ns, dials
 TRAFFIC = "traffic.parquet"
@@ -93,6 +95,11 @@ BANDWIDTH_BY_RUN = "bandwidth_by_run.csv"
 BANDWIDTH_FIT = "bandwidth_fit.json"
 BANDWIDTH_FIGURE = "bandwidth.png"
 SWEEP_POINTS = "sweep_points.csv"
+LATENCY_BY_PATH = "latency_by_path.csv"  # light clients: relay/light publisher -> relay/light receiver
+LATENCY_BY_PATH_FIGURE = "latency_by_path.png"
+LIGHT_DECOMPOSITION = "light_decomposition.csv"  # a light -> light latency's parts
+SERVICE_LOAD = "service_load.csv"  # per service node: clients, lightpushes, filter pushes, bytes
+BYTES_BY_ROLE = "bytes_by_role.csv"  # mean bytes per node of each role (with a packet capture)
 
 
 def compared_with(other_study_dir: str | Path, suffix: str) -> str:

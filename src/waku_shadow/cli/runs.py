@@ -97,7 +97,8 @@ def cmd_parse(args) -> None:
         receipts["hop"] = pd.NA  # the validate stage names what is wrong with the tree
     for name, file in (("receipts", layout.RECEIPTS), ("publishes", layout.PUBLISHES), ("sends", layout.SENDS),
                        ("receipts_again", layout.RECEIPTS_AGAIN), ("spam_receipts", layout.SPAM_RECEIPTS),
-                       ("rln_events", layout.RLN_EVENTS), ("withheld", layout.WITHHELD)):
+                       ("rln_events", layout.RLN_EVENTS), ("withheld", layout.WITHHELD),
+                       ("filter_receipts", layout.FILTER_RECEIPTS), ("lightpushes", layout.LIGHTPUSHES)):
         tables[name].to_parquet(run_dir / file, index=False)
 
 
@@ -135,16 +136,20 @@ def cmd_validate(args) -> None:
 
     from waku_shadow.render import churn_plan, schedule
     from waku_shadow.run import run_stats
-    from waku_shadow.validate import publish_retries, validation
+    from waku_shadow.validate import light_clients, publish_retries, validation
 
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
-    hosts = list(pd.read_csv(run_dir / layout.IDENTITIES)["host"])
+    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
+    # identities.csv of a run rendered before light clients has no role column: every node is a relay
+    clients = identities[identities["role"] == "light"] if "role" in identities else identities.iloc[:0]
+    relay_hosts = [host for host in identities["host"] if host not in set(clients["host"])]
+    run_schedule = schedule.read(run_dir)
     result = validation.check(
         study.runs()[0].run_id,
         run_stats.read_stats(run_dir),
-        hosts,
-        schedule.read(run_dir),
+        relay_hosts,
+        run_schedule,
         pd.read_parquet(run_dir / layout.PUBLISHES),
         pd.read_parquet(run_dir / layout.RECEIPTS),
         publish_retries.publish_retries(run_dir),
@@ -152,4 +157,7 @@ def cmd_validate(args) -> None:
         churn_plan.read(run_dir),
         len(pd.read_parquet(run_dir / layout.RECEIPTS_AGAIN)),
     )
+    if not clients.empty:
+        light_clients.check(result, clients, run_schedule, pd.read_parquet(run_dir / layout.FILTER_RECEIPTS),
+                            pd.read_parquet(run_dir / layout.LIGHTPUSHES), study.min_delivery)
     validation.require(result, run_dir)

@@ -14,6 +14,7 @@ from waku_shadow import checkout
 from waku_shadow.configuration import patched_settings, rln_platforms, rtt_matrix, schema, units
 from waku_shadow.configuration.study import (
     Gossipsub,
+    LightClients,
     Locations,
     Resources,
     SHADOW_ALLOCATORS,
@@ -284,6 +285,9 @@ def _resolve(raw: dict) -> Study:
     traffic_interval = found.parsed(_positive_quantity, units.duration_ns, sh["traffic_interval"], "shadow.traffic_interval")
     churn_downtime = found.parsed(_positive_quantity, units.duration_ns, cfg["churn"]["downtime"], "churn.downtime")
     spam = found.parsed(_spam, cfg["spam"], cfg["rln"], traffic["publishers"], nodes)
+    light_clients = found.parsed(_light_clients, cfg["light_clients"], nodes, bootstrap)
+    if light_clients is not None and light_clients.active and net["locations"] is not None:
+        found.add("light_clients.clients", "light clients over network.locations are not built yet: run them on one link")
     flood_bandwidth = None if gs["flood_publish_bandwidth"] is None else found.parsed(
         _positive_quantity, units.bandwidth_bps, gs["flood_publish_bandwidth"], "gossipsub.flood_publish_bandwidth")
     stack = found.parsed(_stack, cfg["stack"], gs["preamble"])
@@ -363,6 +367,7 @@ def _resolve(raw: dict) -> Study:
         churn_leaves_per_minute=cfg["churn"]["leaves_per_minute"],
         churn_downtime_ns=churn_downtime,
         spam=spam,
+        light_clients=light_clients,
         min_delivery=float(cfg["validation"]["min_delivery"]),
         stack=stack,
         resources=Resources(
@@ -483,6 +488,28 @@ def _mmap_threshold(value: object) -> int:
     if threshold > GLIBC_MMAP_THRESHOLD_MAX:
         raise refused(key, f"{value} is more than glibc accepts ({GLIBC_MMAP_THRESHOLD_MAX // 2**20} MiB)")
     return threshold
+
+
+def _light_clients(light: dict, nodes: int, bootstrap_ns: int | None) -> LightClients:
+    found = LightClients(
+        service_nodes=light["service_nodes"],
+        clients=light["clients"],
+        publishers=light["publishers"],
+        subscribe_at_ns=units.duration_ns(light["subscribe_at"], "light_clients.subscribe_at"),
+        subscribe_over_ns=units.duration_ns(light["subscribe_over"], "light_clients.subscribe_over"),
+    )
+    if found.clients and not found.service_nodes:
+        raise refused("light_clients.clients", f"{found.clients} light clients need a service node; set light_clients.service_nodes")
+    if found.service_nodes > nodes:
+        raise refused("light_clients.service_nodes", f"{found.service_nodes} service nodes are more than network.nodes ({nodes})")
+    if found.publishers > found.clients:
+        raise refused("light_clients.publishers", f"{found.publishers} light publishers are more than light_clients.clients ({found.clients})")
+    last = found.subscribe_at_ns + found.subscribe_over_ns
+    if found.clients and bootstrap_ns is not None and last >= bootstrap_ns / 2:
+        raise refused("light_clients.subscribe_over", f"the clients' subscriptions run to {last / 1e9:g} s: they must "
+                      f"end before the second half of shadow.bootstrap ({bootstrap_ns / 2e9:g} s), where each node's "
+                      "idle traffic is measured")
+    return found
 
 
 def _spam(spam: dict, rln: dict, publishers: int, nodes: int) -> Spam:

@@ -25,6 +25,8 @@ PATCHED_SETTINGS = {
     "gossipsub.flood_publish_bandwidth": "0016",
     "gossipsub.idontwant_on_publish": "0016",
     "gossipsub.preamble": "0016",
+    "light_clients.service_nodes": "0039",
+    "light_clients.clients": "0039",
 }
 # shadow's switches, on by default, by the number of the patch that reads them: where the build
 # lacks the patch (an older tag's set, or stack.nwaku.patches: essential) the switch resolves to

@@ -56,6 +56,19 @@ class Spam:
 
 
 @dataclass(frozen=True)
+class LightClients:
+    service_nodes: int = 0
+    clients: int = 0
+    publishers: int = 0
+    subscribe_at_ns: int = 0
+    subscribe_over_ns: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.clients > 0
+
+
+@dataclass(frozen=True)
 class Locations:
     matrix: rtt_matrix.RttMatrix
     matrix_path: str
@@ -187,14 +200,20 @@ class Study:
     churn_leaves_per_minute: int
     churn_downtime_ns: int
     spam: Spam
+    light_clients: LightClients
     min_delivery: float
     stack: Stack
     resources: Resources
     resolved: dict = field(compare=False, repr=False)
 
     @property
+    def hosts(self) -> int:
+        """Shadow's hosts, each running one nwaku: the relay nodes and the light clients."""
+        return self.nodes + self.light_clients.clients
+
+    @property
     def messages_per_run(self) -> int:
-        return self.warmup_messages + self.publishers * self.messages_per_publisher
+        return self.warmup_messages + (self.publishers + self.light_clients.publishers) * self.messages_per_publisher
 
     @property
     def last_publish_ns(self) -> int:

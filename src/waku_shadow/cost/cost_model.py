@@ -119,8 +119,8 @@ def needs(run: Study, law: CostLaw, cores: int | None) -> Needs:
     (None: no limit, on a cluster)."""
     (size,) = run.message_sizes
     margin = run.resources.cost_margin
-    memory = run.resources.run_memory_bytes or law.memory_gib(run.nodes, size) * margin * 2**30
+    memory = run.resources.run_memory_bytes or law.memory_gib(run.hosts, size) * margin * 2**30
     runtime = run.resources.run_runtime_ns / 60e9 if run.resources.run_runtime_ns else (
-        law.wall_s(run.nodes, size, run.stop_time_ns / 1e9) * margin / 60)
-    threads = run.resources.threads_per_run or min(cores or math.inf, max(1, math.ceil(run.nodes / NODES_PER_THREAD)))
+        law.wall_s(run.hosts, size, run.stop_time_ns / 1e9) * margin / 60)
+    threads = run.resources.threads_per_run or min(cores or math.inf, max(1, math.ceil(run.hosts / NODES_PER_THREAD)))
     return Needs(mem_mb=math.ceil(memory / 2**20), runtime_min=max(1, math.ceil(runtime)), threads=threads)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import bandwidth, hops, residuals, stats, study_tables
+from waku_shadow.analyse import bandwidth, hops, light_clients, residuals, stats, study_tables
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
 
@@ -227,6 +227,34 @@ class StudyResults:
         if not self.study.traffic_capture or x is None:
             return None
         return {"x": x, **stats.fit_line(self.runs[x], self.runs["net_bytes"])}
+
+    # light clients (light_clients.*)
+
+    @cached_property
+    def path_receipts(self) -> pd.DataFrame:
+        """light_clients.path_receipts of every run: relay and filter receipts with their path."""
+        return pd.concat([light_clients.path_receipts(run_dir) for run_dir in self.run_dirs], ignore_index=True)
+
+    @cached_property
+    def latency_by_path(self) -> pd.DataFrame:
+        return light_clients.latency_by_path(self.path_receipts, self.keys)
+
+    @cached_property
+    def light_decomposition(self) -> pd.DataFrame:
+        """light_clients.decomposition_summary per point, every run's light → light receipts pooled."""
+        parts = pd.concat([light_clients.decomposition(run_dir) for run_dir in self.run_dirs], ignore_index=True)
+        return light_clients.decomposition_summary(parts, self.keys)
+
+    @cached_property
+    def service_load(self) -> pd.DataFrame:
+        return pd.concat([light_clients.service_load(run_dir) for run_dir in self.run_dirs], ignore_index=True)
+
+    @cached_property
+    def bytes_by_role(self) -> pd.DataFrame:
+        """light_clients.bytes_by_role of every run; empty without a packet capture."""
+        if not self.study.traffic_capture:
+            return pd.DataFrame(columns=["role", "nodes", "bytes_in_per_node", "bytes_out_per_node"])
+        return pd.concat([light_clients.bytes_by_role(run_dir) for run_dir in self.run_dirs], ignore_index=True)
 
     # beside another study
 

@@ -17,6 +17,10 @@ messages are read:
 * ``withheld relay copy`` (0016): a relay left a copy unsent because the peer had said
   IDONTWANT, or (gossipsub v1.4) IMRECEIVING. Its ``msg_hash`` is gossipsub's message id
   (nwaku's: sha256 of the encoded message), which the message lines give in short as ``msg_id``.
+* Light clients (0039): ``lightpush intent`` (a client's intent, like ``publish intent``),
+  ``received relay message`` from ``lightpush`` (its service node hands the message to relay,
+  like ``rest``), ``handling lightpush request`` (the service node got the push) and
+  ``received filter push`` (a client's receipt), read by parse/light_clients.py.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import pandas as pd
 
 from waku_shadow import layout
 from waku_shadow.errors import LogError
+from waku_shadow.parse import light_clients
 from waku_shadow.render import churn_plan
 from waku_shadow.render import schedule as schedule_
 from waku_shadow.render.nwaku import SIMULATION_EPOCH_NS
@@ -43,10 +48,12 @@ SENT = "sent relay message"
 REJECTED = "rln stand-in rejected message"
 SCORE_EVENTS = {"pruning negative score peer": "pruned", "disconnecting bad score peer": "disconnected"}
 WITHHELD = "withheld relay copy"
-READ = (INTENT, RECEIVED, SENT, REJECTED, WITHHELD, *SCORE_EVENTS)
+LIGHTPUSH_INTENT = "lightpush intent"
+READ = (INTENT, RECEIVED, SENT, REJECTED, WITHHELD, *SCORE_EVENTS, LIGHTPUSH_INTENT, *light_clients.READ)
 RLN_EVENT_COLUMNS = ["host", "event", "msg_hash", "reason", "peer_id", "peer_host", "time_ns"]
 WITHHELD_COLUMNS = ["sender", "to_peer", "to_host", "msg_hash", "reason", "time_ns"]
 REST_SOURCE = "rest"
+LIGHTPUSH_SOURCE = "lightpush"  # a service node hands a lightpushed message to relay (0039)
 # Lines nwaku prints to stdout that are not log records: v0.37.1-beta's config builder
 # echoes its shard setting once at start (waku/factory/conf_builder/waku_conf_builder.nim).
 NWAKU_ECHOES = ("bSubscribeShards: ",)
@@ -96,15 +103,19 @@ def _first_key_wins(pairs: list[tuple[str, object]]) -> dict:
     return record
 
 
-def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict], list[dict], list[dict], dict[str, set]]:
-    """Receipts, publish records, sends, RLN events (rejections, prunes and disconnections
-    for score) and withheld copies logged by one host; and the message hashes of each short
-    gossipsub message id its message lines name."""
+def parse_host(path: Path, host: str) -> tuple[dict[str, list[dict]], dict[str, set]]:
+    """The records one host logged, by table: receipts, publishes, sends, RLN events (rejections,
+    prunes and disconnections for score), withheld copies, and the light clients' (filter receipts,
+    lightpushes); and the message hashes of each short gossipsub message id its message lines name."""
     receipts, publishes, sends, rln_events, withheld, message_ids = [], [], [], [], [], {}
+    light = {table: [] for table in light_clients.TABLES}
     for record in events(path):
         try:
             msg = record["msg"]
-            if msg == REJECTED:
+            if msg in light_clients.READ:
+                table, row = light_clients.row(host, record)
+                light[table].append(row)
+            elif msg == REJECTED:
                 rln_events.append({"host": host, "event": "rejected", "msg_hash": record["msg_hash"],
                                    "reason": record["reason"], "peer_id": None,
                                    "time_ns": int(record["rejectedTime"]) - SIMULATION_EPOCH_NS})
@@ -121,7 +132,7 @@ def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict
                     "time_ns": int(record["receivedTime"]) - SIMULATION_EPOCH_NS,
                     "payload_bytes": int(record["payloadSizeBytes"]),
                 }
-                if record["from_peer_id"] == REST_SOURCE:
+                if record["from_peer_id"] in (REST_SOURCE, LIGHTPUSH_SOURCE):
                     publishes.append({"host": host, "kind": "publish", **row})
                 else:
                     receipts.append({"receiver": host, "from_peer": record["from_peer_id"], **row})
@@ -147,7 +158,9 @@ def parse_host(path: Path, host: str) -> tuple[list[dict], list[dict], list[dict
                 )
         except (KeyError, ValueError, TypeError) as exc:
             raise LogError(f"{path}: line {record['_line']} ({record.get('msg')!r}) lacks a usable field: {exc}") from exc
-    return receipts, publishes, sends, rln_events, withheld, message_ids
+    tables = {"receipts": receipts, "publishes": publishes, "sends": sends, "rln_events": rln_events,
+              "withheld": withheld, **light}
+    return tables, message_ids
 
 
 def _message_hash(message_ids: dict[str, set], short: str, run_dir: Path) -> str:
@@ -198,16 +211,16 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     relays withheld (IDONTWANT, IMRECEIVING) go to withheld."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES)
     schedule = schedule_.read(run_dir)
-    receipts, publish_events, sends, rln_events, withheld, message_ids = [], [], [], [], [], {}
+    records: dict[str, list[dict]] = {}
+    message_ids: dict[str, set] = {}
     for host, path in host_logs(run_dir, list(identities["host"])).items():
-        r, p, s, e, w, ids = parse_host(path, host)
-        receipts += r
-        publish_events += p
-        sends += s
-        rln_events += e
-        withheld += w
+        tables, ids = parse_host(path, host)
+        for name, rows in tables.items():
+            records.setdefault(name, []).extend(rows)
         for short, hashes in ids.items():
             message_ids.setdefault(short, set()).update(hashes)
+    receipts, publish_events, sends = records["receipts"], records["publishes"], records["sends"]
+    rln_events, withheld = records["rln_events"], records["withheld"]
 
     short_to_host = short_id_map(identities)
     publishes = _publishes(schedule, pd.DataFrame(publish_events, columns=["host", "kind", "msg_hash", "time_ns", "payload_bytes"]))
@@ -253,7 +266,8 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     withheld_df["msg_hash"] = withheld_df.pop("msg_id").map(lambda short: _message_hash(message_ids, short, run_dir))
     withheld_df = withheld_df[WITHHELD_COLUMNS].sort_values(["msg_hash", "time_ns", "sender"], ignore_index=True)
     return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again,
-            "spam_receipts": spam_receipts, "rln_events": rln_events_df, "withheld": withheld_df}
+            "spam_receipts": spam_receipts, "rln_events": rln_events_df, "withheld": withheld_df,
+            **light_clients.tables(records, identities, publishes, run_dir)}
 
 
 def short_id_map(identities: pd.DataFrame) -> dict[str, str]:

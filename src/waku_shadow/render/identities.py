@@ -58,7 +58,10 @@ def short_peer_id(peer_id: str) -> str:
     return peer_id[:3] + "*" + peer_id[-6:]
 
 
-def host_name(index: int) -> str:
+def host_name(index: int, relay_nodes: int | None = None) -> str:
+    """node0000 ... for relay nodes; client0000 ... for the light clients after them."""
+    if relay_nodes is not None and index >= relay_nodes:
+        return f"client{index - relay_nodes:04d}"
     return f"node{index:04d}"
 
 
@@ -68,8 +71,8 @@ def host_ip(index: int) -> str:
     return f"10.{high // 250}.{high % 250}.{low + 1}"
 
 
-def generate(nodes: int, seed: int) -> list[Identity]:
-    """Deterministic identities for ``nodes`` hosts.
+def generate(nodes: int, seed: int, clients: int = 0) -> list[Identity]:
+    """Deterministic identities for ``nodes`` relay hosts and ``clients`` light clients after them.
 
     Keys whose short peer ID (what nwaku logs as from_peer_id) would repeat an
     earlier one are skipped, so every logged short ID names exactly one node.
@@ -77,7 +80,7 @@ def generate(nodes: int, seed: int) -> list[Identity]:
     identities: list[Identity] = []
     seen_short: set[str] = set()
     counter = 0
-    while len(identities) < nodes:
+    while len(identities) < nodes + clients:
         digest = hashlib.sha256(f"waku-shadow nodekey seed={seed} n={counter}".encode()).digest()
         counter += 1
         scalar = int.from_bytes(digest, "big")
@@ -89,5 +92,5 @@ def generate(nodes: int, seed: int) -> list[Identity]:
             continue
         seen_short.add(short_peer_id(peer_id))
         index = len(identities)
-        identities.append(Identity(index, host_name(index), host_ip(index), nodekey, peer_id))
+        identities.append(Identity(index, host_name(index, nodes), host_ip(index), nodekey, peer_id))
     return identities

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from waku_shadow.configuration.study import Study
-from waku_shadow.render import churn_plan, locations, schedule, topology
+from waku_shadow.render import churn_plan, light_clients, locations, schedule, topology
 from waku_shadow.render import identities as ids
 
 
@@ -18,23 +18,32 @@ class RunPlan:
     messages: list[schedule.Message]
     node_locations: list[str] | None  # per node, when the study spreads nodes over locations
     outages: list[churn_plan.Outage]
+    roles: light_clients.Roles
 
     @property
     def publishers(self) -> set[int]:
+        """The nodes whose messages enter relay: relay publishers and the light publishers' service nodes."""
         return {m.publisher for m in self.messages}
+
+    @property
+    def rest_hosts(self) -> set[int]:
+        """The relay nodes whose REST API a run calls: the relay publishers (every light client has REST on)."""
+        return {m.publisher for m in self.messages if m.light_client is None}
 
 
 def plan(study: Study, size_bytes: int) -> RunPlan:
-    messages = schedule.build(study, size_bytes)
+    roles = light_clients.choose(study)
+    messages = schedule.build(study, size_bytes, roles)
     return RunPlan(
         study=study,
         size_bytes=size_bytes,
-        identities=ids.generate(study.nodes, study.seed),
+        identities=ids.generate(study.nodes, study.seed, study.light_clients.clients),
         topology=topology.build(study.topology, study.nodes, study.peers_per_node, study.seed),
         messages=messages,
         node_locations=None if study.locations is None else locations.assign(
             study.nodes, list(study.locations.weights), study.locations.assignment, study.seed),
-        outages=churn_plan.outages(study, {m.publisher for m in messages}),
+        outages=churn_plan.outages(study, {m.publisher for m in messages} | set(roles.service_nodes)),
+        roles=roles,
     )
 
 

@@ -10,7 +10,7 @@ import yaml
 from waku_shadow import layout
 from waku_shadow.configuration.study import Study
 from waku_shadow.configuration.units import shadow_bandwidth, shadow_time
-from waku_shadow.render import churn_plan, nwaku, schedule
+from waku_shadow.render import churn_plan, light_clients, nwaku, schedule
 from waku_shadow.render import locations as loc
 from waku_shadow.render.plan import RunPlan, used_locations
 from waku_shadow.stack.shadow_options import (
@@ -73,28 +73,41 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     max_msg_size = max(MIN_MAX_MSG_SIZE, run.size_bytes + MSG_SIZE_HEADROOM)
     env = nwaku.environment(study)
     publish_url = f"http://127.0.0.1:{nwaku.REST_PORT}{REST_PUBLISH_PATH}"
+    lightpush_url = f"http://127.0.0.1:{nwaku.REST_PORT}{light_clients.LIGHTPUSH_PATH}"
     graph_node = {name: i for i, name in enumerate(used_locations(run))} if run.node_locations else None
 
+    roles = run.roles
+    service_nodes = set(roles.service_nodes)
     hosts = {}
     for me in run.identities:
 
         def nwaku_process(dials: tuple[int, ...], start_ns: int) -> dict:
-            return {
-                "path": wakunode2,
-                "args": nwaku.args(
+            if roles.is_client(me.index):
+                args = light_clients.client_args(study, me, run.identities[roles.service_of(me.index)], max_msg_size)
+            else:
+                serves = me.index in service_nodes
+                args = nwaku.args(
                     study,
                     me,
                     [run.identities[p] for p in dials],
-                    rest=me.index in run.publishers,
+                    rest=me.index in run.rest_hosts,
                     max_msg_size=max_msg_size,
-                    connections=connections,
-                ),
+                    connections=light_clients.service_connections(connections, roles.clients_of(me.index)) if serves else connections,
+                )
+                args = light_clients.service_args(args, study.stop_time_ns) if serves else args
+            return {
+                "path": wakunode2,
+                "args": args,
                 "environment": env,
                 "start_time": shadow_time(start_ns),
                 "expected_final_state": "running",
             }
 
-        processes = [nwaku_process(run.topology.dials[me.index], 0)]
+        processes = [nwaku_process(() if roles.is_client(me.index) else run.topology.dials[me.index], 0)]
+        if roles.is_client(me.index):
+            processes.append(curl_process(curl, light_clients.subscribe_body(me.index - roles.relay_nodes),
+                                          f"http://127.0.0.1:{nwaku.REST_PORT}{light_clients.FILTER_SUBSCRIBE_PATH}",
+                                          roles.subscribe_ns[me.index - roles.relay_nodes], retried=True, inline=True))
         for outage in (o for o in run.outages if o.node == me.index):
             processes[-1].update(
                 shutdown_time=shadow_time(outage.leave_ns),
@@ -104,36 +117,13 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
             if outage.rejoin_ns < study.stop_time_ns:
                 processes.append(nwaku_process(outage.dials, outage.rejoin_ns))
         for message in run.messages:
-            if message.publisher != me.index:
+            if me.index != (message.publisher if message.light_client is None else message.light_client):
                 continue
             body = (run_dir / layout.MESSAGES / schedule.body_name(message)).resolve()
-            # nwaku v0.36.0's REST server sometimes answered HTTP 400 ("could not decode") to a
-            # body it received whole (CHANGELOG.md, 2026-11-24); a retry is logged and counted by
-            # validation. A spam publish is tried once and may fail: a spammer its peers have
-            # disconnected has no one to publish to, and its node says so.
-            honest = ["--fail-with-body", "--retry", str(PUBLISH_RETRIES), "--retry-all-errors", "--retry-delay", "1"]
-            processes.append(
-                {
-                    "path": curl,
-                    "args": [
-                        "--no-progress-meter",
-                        "--show-error",
-                        *([] if message.spam else honest),
-                        "--max-time",
-                        "120",
-                        "--header",
-                        "Content-Type: application/json",
-                        # no "Expect: 100-continue": nwaku's REST server would read an empty body
-                        "--header",
-                        "Expect:",
-                        "--data-binary",
-                        f"@{body}",
-                        publish_url,
-                    ],
-                    "start_time": shadow_time(message.publish_at_ns),
-                    "expected_final_state": {"exited": 0},
-                }
-            )
+            url = publish_url if message.light_client is None else lightpush_url
+            # a retried lightpush would log a second intent; a failed one is the processes check's to name
+            retried = not message.spam and message.light_client is None
+            processes.append(curl_process(curl, str(body), url, message.publish_at_ns, retried=retried))
         hosts[me.host] = {
             "network_node_id": 0 if graph_node is None else graph_node[run.node_locations[me.index]],
             "ip_addr": me.ip,
@@ -168,6 +158,37 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     return {**config, "hosts": hosts}
 
 
+def curl_process(curl: str, body: str, url: str, start_ns: int, *, retried: bool, inline: bool = False) -> dict:
+    """A REST call by curl: the body is a file's path, or with ``inline`` the JSON itself.
+
+    nwaku v0.36.0's REST server sometimes answered HTTP 400 ("could not decode") to a body it
+    received whole (CHANGELOG.md, 2026-11-24); a retry is logged and counted by validation. A spam
+    publish is tried once and may fail: a spammer its peers have disconnected has no one to publish
+    to, and its node says so.
+    """
+    retries = ["--fail-with-body", "--retry", str(PUBLISH_RETRIES), "--retry-all-errors", "--retry-delay", "1"]
+    return {
+        "path": curl,
+        "args": [
+            "--no-progress-meter",
+            "--show-error",
+            *(retries if retried else []),
+            "--max-time",
+            "120",
+            "--header",
+            "Content-Type: application/json",
+            # no "Expect: 100-continue": nwaku's REST server would read an empty body
+            "--header",
+            "Expect:",
+            "--data-binary",
+            body if inline else f"@{body}",
+            url,
+        ],
+        "start_time": shadow_time(start_ns),
+        "expected_final_state": {"exited": 0},
+    }
+
+
 def render(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> None:
     """Write everything Shadow needs for this run into ``run_dir``."""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -188,7 +209,14 @@ class _PlainDumper(yaml.SafeDumper):
         return True
 
 
+def role(run: RunPlan, index: int) -> str:
+    if run.roles.is_client(index):
+        return "light"
+    return "service" if index in run.roles.service_nodes else "relay"
+
+
 def identities_frame(run: RunPlan) -> pd.DataFrame:
+    hosts = [i.host for i in run.identities]
     frame = pd.DataFrame(
         {
             "host": [i.host for i in run.identities],
@@ -197,6 +225,8 @@ def identities_frame(run: RunPlan) -> pd.DataFrame:
             "short_peer_id": [i.short_peer_id for i in run.identities],
             "nodekey": [i.nodekey for i in run.identities],
             "publisher": [i.index in run.publishers for i in run.identities],
+            "role": [role(run, i.index) for i in run.identities],
+            "service_node": [hosts[run.roles.service_of(i.index)] if run.roles.is_client(i.index) else "" for i in run.identities],
         }
     )
     if run.node_locations is not None:

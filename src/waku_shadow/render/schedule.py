@@ -16,6 +16,8 @@ from waku_shadow import layout
 from waku_shadow.configuration.study import Study
 from waku_shadow.errors import ConfigError
 from waku_shadow.render import nwaku
+from waku_shadow.render import light_clients
+from waku_shadow.render.light_clients import Roles
 from waku_shadow.render.topology import choose_publishers
 
 # what nwaku patch 0011 reads from a message's meta: "rln:<1 valid or 0 invalid>:<nullifier>"
@@ -34,6 +36,7 @@ class Message:
     msg_hash: str
     spam: bool = False  # published by a spammer above RLN's rate limit (spam.*)
     meta: bytes = b""  # the stand-in for its RLN proof, when rln.epoch is set
+    light_client: int | None = None  # the light client that lightpushes it to its service node, the publisher
 
     def rest_body(self) -> str:
         body = {
@@ -43,27 +46,33 @@ class Message:
         }
         if self.meta:
             body["meta"] = base64.b64encode(self.meta).decode()
+        if self.light_client is not None:
+            return json.dumps({"pubsubTopic": nwaku.PUBSUB_TOPIC, "message": body})
         return json.dumps(body)
 
 
-def build(study: Study, size_bytes: int) -> list[Message]:
-    """Warm-up messages first, then every publisher's measured messages, round-robin; then the
-    spammers' messages; each with its stand-in RLN proof when the study enforces the rate limit."""
+def build(study: Study, size_bytes: int, roles: Roles | None = None) -> list[Message]:
+    """Warm-up messages first, then every publisher's measured messages, round-robin (the relay
+    publishers, then the light publishers, whose messages enter relay at their service node); then
+    the spammers' messages; each with its stand-in RLN proof when the study enforces the rate limit."""
     publishers = choose_publishers(study.topology, study.nodes, study.publishers, study.seed)
+    roles = roles or light_clients.choose(study)
+    sources = [(p, None) for p in publishers] + [(roles.service_of(c), c) for c in roles.light_publishers]
     messages = [
-        _message(study, size_bytes, index, publishers[index % len(publishers)], study.bootstrap_ns + index * study.interval_ns)
+        _message(study, size_bytes, index, *sources[index % len(sources)], study.bootstrap_ns + index * study.interval_ns)
         for index in range(study.messages_per_run)
     ]
     if study.spam.active:
         spread_ns = study.rln.epoch_ns / study.spam.messages_per_epoch
         spam_times = [study.bootstrap_ns + round(k * spread_ns) for k in range(round(study.spam.duration_ns / spread_ns))]
-        for spammer in choose_spammers(study, publishers):
+        for spammer in choose_spammers(study, publishers + list(roles.service_nodes)):
             for publish_at in spam_times:
-                messages.append(_message(study, size_bytes, len(messages), spammer, publish_at, spam=True))
+                messages.append(_message(study, size_bytes, len(messages), spammer, None, publish_at, spam=True))
     return with_proofs(study, messages) if study.rln.epoch_ns else messages
 
 
-def _message(study: Study, size_bytes: int, index: int, publisher: int, publish_at: int, spam: bool = False) -> Message:
+def _message(study: Study, size_bytes: int, index: int, publisher: int, light_client: int | None, publish_at: int,
+             spam: bool = False) -> Message:
     rng = random.Random(f"waku-shadow payload seed={study.seed} size={size_bytes} message={index}")
     payload = rng.randbytes(size_bytes)
     timestamp = nwaku.SIMULATION_EPOCH_NS + publish_at
@@ -77,6 +86,7 @@ def _message(study: Study, size_bytes: int, index: int, publisher: int, publish_
         payload=payload,
         msg_hash=nwaku.message_hash(nwaku.PUBSUB_TOPIC, payload, nwaku.CONTENT_TOPIC, timestamp),
         spam=spam,
+        light_client=light_client,
     )
 
 
@@ -122,6 +132,7 @@ def to_frame(messages: list[Message], hosts: list[str]) -> pd.DataFrame:
             "spam": [m.spam for m in messages],
             "rln_proof": [m.meta.decode() for m in messages],
             "publisher": [hosts[m.publisher] for m in messages],
+            "light_client": ["" if m.light_client is None else hosts[m.light_client] for m in messages],
             "size_bytes": [m.size_bytes for m in messages],
             "scheduled_ns": [m.publish_at_ns for m in messages],
         }
@@ -139,7 +150,7 @@ def write(messages: list[Message], hosts: list[str], run_dir: Path) -> None:
 def read(run_dir: Path) -> pd.DataFrame:
     """A run's schedule.csv; one rendered before studies of spam has no spammers and no proofs."""
     frame = pd.read_csv(run_dir / layout.SCHEDULE, keep_default_na=False)
-    return frame.assign(**{column: frame.get(column, default) for column, default in (("spam", False), ("rln_proof", ""))})
+    return frame.assign(**{column: frame.get(column, default) for column, default in (("spam", False), ("rln_proof", ""), ("light_client", ""))})
 
 
 def body_name(message: Message) -> str:

@@ -32,7 +32,7 @@ from waku_shadow.cost import cost_model, profile, select_census
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.report import results_tables, summaries, summary_tables
+from waku_shadow.report import light_tables, results_tables, summaries, summary_tables
 from waku_shadow.report import tables as written
 from waku_shadow.run import run_stats
 
@@ -172,6 +172,10 @@ def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None
         "spam": results_tables.spam_answers(gathered), "scaling": scaling(bench_dir), "bench": bench_rows(bench_dir),
         "profiles": profiles(bench_dir), "selects": selects(bench_dir), "capacity": capacity(law),
         "link-evidence": written.link_evidence(compare.link_evidence(), compare.CANDIDATE_LINKS_MS).markdown(),
+        "light-answer": light_tables.answer(summarised),
+        "light-latency": light_tables.latency_by_path(summarised),
+        "light-latency-parts": light_tables.light_latency_parts(summarised),
+        "service-load": light_tables.service_load(summarised),
     }
 
 

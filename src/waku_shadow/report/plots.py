@@ -135,6 +135,19 @@ def hop_histograms(histogram: pd.DataFrame, out: Path, keys: tuple[str, ...] = (
     _save(fig, out, dpi=150)
 
 
+def latency_by_path(receipts: pd.DataFrame, out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
+    """The latency ECDF of each path (publisher's role → receiver's role), one panel per point."""
+    keys = list(keys)
+    sns.set_theme(style="whitegrid")
+    frame = receipts.assign(point=point_labels(receipts, keys), path=receipts["path"].astype(str))
+    grid = sns.displot(frame, x="latency_ms", hue="path", col="point", col_order=_ordered_labels(receipts, keys),
+                       kind="ecdf", height=3.5, aspect=1.2, facet_kws={"sharex": False})
+    grid.set_axis_labels("latency from the publisher's intent (ms)", "share of receipts")
+    grid.figure.suptitle("Latency by path: relay and light publishers, relay and light receivers", y=1.03)
+    grid.figure.savefig(out, dpi=150, bbox_inches="tight")
+    plt.close(grid.figure)
+
+
 def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
     """Simulated minus predicted latency per point and hop count, for every model."""
     keys = list(keys)

@@ -23,6 +23,7 @@ from waku_shadow.report import plots
 ALWAYS = [layout.RECEIPTS_WITH_MODEL, layout.RUN_CHECKS, layout.PROVENANCE_TABLE, layout.FIRST_HOPS,
           layout.FIRST_HOPS_SUMMARY, layout.EQUATION2, layout.FIGURE2, layout.HOP_HISTOGRAM, layout.HOP_HISTOGRAMS,
           layout.RESIDUALS_BY_SIZE, layout.RESIDUALS_BY_HOP, layout.RESIDUALS_FIGURE, layout.PER_HOP]
+LIGHT_CLIENTS = [layout.LATENCY_BY_PATH, layout.LATENCY_BY_PATH_FIGURE, layout.LIGHT_DECOMPOSITION, layout.SERVICE_LOAD]
 PAPER_COMPARISON = [layout.PAPER_DISTANCES, layout.PAPER_DISTANCES_BY_SEED, layout.PAPER_HOP_SHARES,
                     layout.PAPER_DISTRIBUTIONS]
 
@@ -43,6 +44,8 @@ def outputs(study: Study, compare_with: str | Path | None = None) -> list[str]:
             names += [layout.BANDWIDTH_FIT, layout.BANDWIDTH_FIGURE]
     if study.sweep:
         names.append(layout.SWEEP_POINTS)
+    if study.light_clients.active:
+        names += LIGHT_CLIENTS + ([layout.BYTES_BY_ROLE] if study.traffic_capture else [])
     if compare_with:
         names += [layout.compared_with(compare_with, ".csv"), layout.compared_with(compare_with, ".png")]
     return names
@@ -88,6 +91,10 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
         layout.TABLE3_COMPARISON: lambda: results.table3,
         layout.BANDWIDTH_BY_RUN: lambda: results.bandwidth_by_run,
         layout.SWEEP_POINTS: lambda: results.sweep_points,
+        layout.LATENCY_BY_PATH: lambda: results.latency_by_path,
+        layout.LIGHT_DECOMPOSITION: lambda: results.light_decomposition,
+        layout.SERVICE_LOAD: lambda: results.service_load,
+        layout.BYTES_BY_ROLE: lambda: results.bytes_by_role,
     }
     figures = {
         layout.FIGURE2: lambda path: plots.figure2(results.figure2, path),
@@ -97,6 +104,7 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
             results.receipts, published.shadow_receipts(), results.distances, results.hop_shares, compare.HOP_SOURCES,
             path, keys),
         layout.BANDWIDTH_FIGURE: lambda path: bandwidth_figure(results, path),
+        layout.LATENCY_BY_PATH_FIGURE: lambda path: plots.latency_by_path(results.path_receipts, path, keys),
     }
     if other is not None:
         frames[layout.compared_with(other, ".csv")] = lambda: results.compared_with(other_receipts)

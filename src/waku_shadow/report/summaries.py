@@ -16,6 +16,7 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       distances_by_round.csv   per size and round of the paper's runs, KS over our seeds
                       latency_histogram.csv    stats.latency_histogram: receipts per point, seed and ms
                       relay_hop_time_histogram.csv  hops.relay_hop_time_histogram per point
+                      latency_by_path.csv, light_decomposition.csv, service_load.csv, bytes_by_role.csv  with light clients
 
 Every study with validated runs here and a config is summarised; the tables that set a study beside
 the paper's data are empty for one that does not run the paper's network (compare.network_differences).
@@ -26,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -46,6 +47,7 @@ PROVENANCE = "provenance.json"
 TABLES = ("latency_summary", "distances", "distances_by_seed", "distances_between_seeds", "relay_hop_times", "run_metrics",
           "hop_shares", "distances_by_round", "latency_histogram", "relay_hop_time_histogram")
 OWN_TABLES = ("latency_summary", "run_metrics", "relay_hop_times", "latency_histogram", "relay_hop_time_histogram")  # the rest set a study beside the paper
+LIGHT_TABLES = ("latency_by_path", "light_decomposition", "service_load", "bytes_by_role")  # of a study with light clients
 
 
 @dataclass
@@ -71,6 +73,11 @@ class StudySummary:
     distances_by_round: pd.DataFrame
     latency_histogram: pd.DataFrame
     relay_hop_time_histogram: pd.DataFrame
+    light_clients: bool = False  # whether the study has light clients, so LIGHT_TABLES
+    latency_by_path: pd.DataFrame = field(default_factory=pd.DataFrame)
+    light_decomposition: pd.DataFrame = field(default_factory=pd.DataFrame)
+    service_load: pd.DataFrame = field(default_factory=pd.DataFrame)
+    bytes_by_role: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def table5(self) -> pd.DataFrame:
@@ -166,6 +173,7 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         "shadow": shadow,
         "waku_shadow": sorted({p["waku_shadow"] for p in provenance}),
         "paper_network": paper_network,
+        "light_clients": results.study.light_clients.active,
     }, indent=2) + "\n")
     computed = {"latency_summary": lambda: results.summary, "run_metrics": lambda: runs_with_cost(results),
                 "distances_by_round": lambda: distances_by_round(results),
@@ -175,6 +183,8 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         if table not in OWN_TABLES and not paper_network:
             continue
         (computed.get(table) or (lambda: getattr(results, table)))().to_csv(folder / f"{table}.csv", index=False)
+    for table in LIGHT_TABLES if results.study.light_clients.active else ():
+        getattr(results, table).to_csv(folder / f"{table}.csv", index=False)
     return folder
 
 
@@ -182,13 +192,13 @@ def read(folder: Path) -> StudySummary:
     """summaries/<study>/ as write left it; one written by an earlier waku-shadow, without a table this
     one reads, is refused by name."""
     provenance = json.loads((folder / PROVENANCE).read_text())
-    expected = TABLES if provenance.get("paper_network") else OWN_TABLES
+    expected = (TABLES if provenance.get("paper_network") else OWN_TABLES) + (LIGHT_TABLES if provenance.get("light_clients") else ())
     missing = [f"{table}.csv" for table in expected if not (folder / f"{table}.csv").exists()]
     if "paper_network" not in provenance or missing:
         raise ConfigError(f"{folder}: written by an earlier waku-shadow (no {', '.join(missing) or 'paper_network'}); "
                           "run `waku-shadow docs-tables` where its study's results are")
     tables = {table: pd.read_csv(folder / f"{table}.csv") if (folder / f"{table}.csv").exists() else pd.DataFrame()
-              for table in TABLES}
+              for table in TABLES + LIGHT_TABLES}
     return StudySummary(**provenance, **tables)
 
 

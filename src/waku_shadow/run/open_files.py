@@ -38,12 +38,12 @@ def check(study: Study, limit: int | None = None) -> None:
     if limit == resource.RLIM_INFINITY:
         return
     few = study.few_descriptors_per_process
-    if needed(study.nodes, few) <= limit:
+    if needed(study.hosts, few) <= limit:
         return
-    if not few and needed(study.nodes, True) <= limit:
+    if not few and needed(study.hosts, True) <= limit:
         way_out = "set shadow.few_descriptors_per_process: true (one per node)"
     else:
         way_out = f"at most {(limit - SHADOW_OWN) // PER_NODE[few]:,} nodes fit here; run it on a host whose limit is higher"
-    raise RunError(f"{study.nodes:,} nodes need about {needed(study.nodes, few):,} open files in Shadow "
+    raise RunError(f"{study.hosts:,} nodes need about {needed(study.hosts, few):,} open files in Shadow "
                    f"({PER_NODE[few]} per node and {SHADOW_OWN} of its own), more than this machine's hard limit of "
                    f"{limit:,} (ulimit -Hn): {way_out}")

@@ -37,7 +37,7 @@ class Report:
         return path
 
 
-def _listing(items: list, total: int | None = None) -> str:
+def listing(items: list, total: int | None = None) -> str:
     total = len(items) if total is None else total
     shown = ", ".join(str(i) for i in items[:SHOWN])
     return shown + (f" and {total - SHOWN} more" if total > SHOWN else "")
@@ -89,7 +89,7 @@ def check(
         failed = [f"{f['process']} ({f['actual']})" for f in stats.failed_processes]
         report.checks["processes"] = (
             f"Shadow run {stats.status} with exit code {stats.shadow_exit_code}"
-            + (f"; processes not in their expected final state: {_listing(failed)}" if failed else "")
+            + (f"; processes not in their expected final state: {listing(failed)}" if failed else "")
         )
     else:
         report.checks["processes"] = "ok"
@@ -99,10 +99,10 @@ def check(
     if not unpublished.empty:
         report.checks["publishes"] = (
             f"{len(unpublished)} of {expected_messages} scheduled messages were never published: "
-            + _listing([f"message {m} by {p}" for m, p in zip(unpublished["message"], unpublished["publisher"])])
+            + listing([f"message {m} by {p}" for m, p in zip(unpublished["message"], unpublished["publisher"])])
         )
     elif not wrong_host.empty:
-        report.checks["publishes"] = "messages published by a host other than the scheduled one: " + _listing(
+        report.checks["publishes"] = "messages published by a host other than the scheduled one: " + listing(
             [f"message {m}: {h} instead of {p}" for m, h, p in zip(wrong_host["message"], wrong_host["publish_host"], wrong_host["publisher"])]
         )
     else:
@@ -111,7 +111,7 @@ def check(
     intents = publishes["intent_logged"]
     if intents.any() and not intents.all():
         missing = publishes.loc[~intents, "message"].tolist()
-        report.checks["intent records"] = f"messages published without an intent record: {_listing(missing)}"
+        report.checks["intent records"] = f"messages published without an intent record: {listing(missing)}"
     else:
         report.checks["intent records"] = "ok"
 
@@ -125,7 +125,7 @@ def check(
     report.checks["from peers"] = (
         "ok"
         if unknown_from.empty
-        else f"{len(unknown_from)} receipts name a from_peer_id of no node: {_listing(sorted(set(unknown_from['from_peer'])))}"
+        else f"{len(unknown_from)} receipts name a from_peer_id of no node: {listing(sorted(set(unknown_from['from_peer'])))}"
     )
 
     sizes = receipts["payload_bytes"] != receipts["size_bytes"]
@@ -138,7 +138,7 @@ def check(
         "ok"
         if negative.empty
         else f"{len(negative)} receipts arrive before their message was published: "
-        + _listing([f"{r} got message {m}" for r, m in zip(negative["receiver"], negative["message"])])
+        + listing([f"{r} got message {m}" for r, m in zip(negative["receiver"], negative["message"])])
     )
     return report
 
@@ -179,14 +179,14 @@ def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataF
                if len(lost) < len(missing) else "")
             + (f", more than validation.min_delivery = {min_delivery:g} allows" if min_delivery < 1 else "")
             + " ("
-            + _listing([f"message {m}: {n} receivers" for m, n in by_message.items()])
+            + listing([f"message {m}: {n} receivers" for m, n in by_message.items()])
             + "); first missing: "
-            + _listing([f"{r} never got message {m}" for m, r in lost])
+            + listing([f"{r} never got message {m}" for m, r in lost])
         )
     if len(duplicated):
-        problems.append(f"{len(duplicated)} duplicate receipts: " + _listing([f"{r} got message {m} twice" for m, r in duplicated]))
+        problems.append(f"{len(duplicated)} duplicate receipts: " + listing([f"{r} got message {m} twice" for m, r in duplicated]))
     if len(unexpected):
-        problems.append(f"{len(unexpected)} receipts by a message's own publisher: " + _listing([f"{r}, message {m}" for m, r in unexpected]))
+        problems.append(f"{len(unexpected)} receipts by a message's own publisher: " + listing([f"{r}, message {m}" for m, r in unexpected]))
     return "; ".join(problems) or "ok", counts
 
 

@@ -1,0 +1,114 @@
+"""Light clients' results (light_clients.*): latency by path, where a light client's latency goes,
+and what the service nodes carry.
+
+A path is the publisher's role and the receiver's: a relay node publishes through its REST API, a
+light client by lightpush (its service node generates the proof and hands the message to relay);
+a relay node receives by relay, a light client by its service node's filter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from waku_shadow import layout
+from waku_shadow.analyse import bandwidth, stats
+from waku_shadow.analyse.study_tables import run_columns
+from waku_shadow.configuration import loader
+
+PATHS = ["relay → relay", "light → relay", "relay → light", "light → light"]
+PARTS = ["lightpush_ms", "service_node_ms", "relay_ms", "filter_push_ms"]
+
+
+def path_receipts(run_dir: Path) -> pd.DataFrame:
+    """Every measured receipt of one run, relay and filter, with its path and latency."""
+    relay = stats.measured(pd.read_parquet(run_dir / layout.RECEIPTS)).assign(by="relay")
+    light = stats.measured(pd.read_parquet(run_dir / layout.FILTER_RECEIPTS))
+    light = light[~light["spam"].astype(bool)].assign(by="light")
+    published = pd.read_parquet(run_dir / layout.PUBLISHES).set_index("message")["light_client"]
+    frame = pd.concat([relay, light], ignore_index=True)
+    sender = np.where(frame["message"].map(published).fillna("") != "", "light", "relay")
+    frame["path"] = pd.Categorical([f"{s} → {r}" for s, r in zip(sender, frame["by"])], categories=PATHS)
+    return frame[["message", "size_bytes", "receiver", "path", "latency_ms"]].assign(**run_columns(run_dir))
+
+
+def latency_by_path(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """Receipts, p50, p95 and max latency (ms) per path (and point), pooling a point's seeds."""
+    grouped = receipts.groupby([*keys, "path"], observed=True)["latency_ms"]
+    return grouped.agg(receipts="size", p50_ms=lambda v: v.quantile(0.5), p95_ms=lambda v: v.quantile(0.95),
+                       max_ms="max").reset_index()
+
+
+def decomposition(run_dir: Path) -> pd.DataFrame:
+    """Each measured light → light receipt of one run in four parts: the lightpush (client's intent
+    to its service node's receipt), the service node (proof and validation, until it hands the
+    message to relay), relay (to the receiving client's service node, with the publishing service
+    node's own filter pushes, which gossipsub awaits before it sends; 0 when that is the same node)
+    and the filter push (to the client)."""
+    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
+    service_of = dict(zip(identities["host"], identities["service_node"]))
+    receipts = stats.measured(pd.read_parquet(run_dir / layout.FILTER_RECEIPTS))
+    receipts = receipts[receipts["light_client"] != ""]
+    pushes = pd.read_parquet(run_dir / layout.LIGHTPUSHES).set_index("message")["received_ns"]
+    relay = pd.read_parquet(run_dir / layout.RECEIPTS).set_index(["message", "receiver"])["received_ns"]
+    service = receipts["receiver"].map(service_of)
+    at_service = [publish if node == publisher else relay.get((message, node), np.nan)
+                  for message, node, publisher, publish in
+                  zip(receipts["message"], service, receipts["publisher"], receipts["publish_ns"])]
+    parts = pd.DataFrame({
+        "message": receipts["message"].to_numpy(),
+        "size_bytes": receipts["size_bytes"].to_numpy(),
+        "receiver": receipts["receiver"].to_numpy(),
+        "lightpush_ms": (receipts["message"].map(pushes) - receipts["intent_ns"]).to_numpy() / 1e6,
+        "service_node_ms": (receipts["publish_ns"] - receipts["message"].map(pushes)).to_numpy() / 1e6,
+        "relay_ms": (np.asarray(at_service, dtype=float) - receipts["publish_ns"].to_numpy()) / 1e6,
+        "filter_push_ms": (receipts["received_ns"].to_numpy() - np.asarray(at_service, dtype=float)) / 1e6,
+        "latency_ms": receipts["latency_ms"].to_numpy(),
+    })
+    return parts.assign(**run_columns(run_dir))
+
+
+def decomposition_summary(parts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """The median and 95th percentile of each part per point."""
+    tidy = parts.melt(id_vars=list(keys), value_vars=[*PARTS, "latency_ms"], var_name="part", value_name="ms")
+    grouped = tidy.groupby([*keys, "part"], sort=False)["ms"]
+    return grouped.agg(p50_ms=lambda v: v.quantile(0.5), p95_ms=lambda v: v.quantile(0.95)).reset_index()
+
+
+def service_load(run_dir: Path) -> pd.DataFrame:
+    """Per service node of one run: its clients, the lightpushes it handled, the filter pushes it
+    sent, and with a packet capture its bytes in and out from the first publish on (idle traffic
+    subtracted), in all and per client."""
+    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
+    services = identities.loc[identities["role"] == "service", "host"]
+    clients = identities[identities["role"] == "light"].groupby("service_node").size()
+    pushes = pd.read_parquet(run_dir / layout.LIGHTPUSHES).groupby("service_node").size()
+    filtered = pd.read_parquet(run_dir / layout.FILTER_RECEIPTS).groupby("from_host").size()
+    load = pd.DataFrame({"service_node": services.to_numpy()})
+    load["clients_served"] = load["service_node"].map(clients).fillna(0).astype(int)
+    load["lightpushes"] = load["service_node"].map(pushes).fillna(0).astype(int)
+    load["filter_pushes"] = load["service_node"].map(filtered).fillna(0).astype(int)
+    if loader.load(run_dir / layout.RUN_CONFIG).traffic_capture:
+        load = load.join(busy_bytes(run_dir), on="service_node")
+        load["bytes_out_per_client"] = load["bytes_out"] / load["clients_served"].where(load["clients_served"] > 0)
+    return load.assign(**run_columns(run_dir))
+
+
+def bytes_by_role(run_dir: Path) -> pd.DataFrame:
+    """Per role (relay, service, light) of one run with a packet capture: nodes, and the mean bytes a
+    node received and sent from the first publish on (idle traffic subtracted)."""
+    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
+    nodes = identities.join(busy_bytes(run_dir), on="host").fillna({"bytes_in": 0, "bytes_out": 0})
+    table = nodes.groupby("role").agg(nodes=("host", "size"), bytes_in_per_node=("bytes_in", "mean"),
+                                      bytes_out_per_node=("bytes_out", "mean")).reset_index()
+    return table.assign(**run_columns(run_dir))
+
+
+def busy_bytes(run_dir: Path) -> pd.DataFrame:
+    """Bytes in and out per node of one run with a packet capture, from the first publish on, idle
+    traffic subtracted (bandwidth.busy_traffic)."""
+    study = loader.load(run_dir / layout.RUN_CONFIG)
+    busy = bandwidth.busy_traffic(run_dir, study, pd.read_parquet(run_dir / layout.PUBLISHES))
+    return busy.groupby("node")[["bytes_in", "bytes_out"]].sum()

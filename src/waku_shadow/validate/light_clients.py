@@ -1,0 +1,57 @@
+"""The light clients' checks (light_clients.*): every subscribed client gets every message through its
+service node's filter exactly once (its own included: the service node's relay hands its own publish
+to its filter too), and every lightpush reaches the client's service node once."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from waku_shadow.validate.validation import Report, listing
+
+
+def check(report: Report, clients: pd.DataFrame, schedule: pd.DataFrame, filter_receipts: pd.DataFrame,
+          lightpushes: pd.DataFrame, min_delivery: float = 1.0) -> None:
+    """Add the light clients' checks and counts to ``report``; ``clients`` has the columns host and
+    service_node (identities.csv's light clients)."""
+    service_of = dict(zip(clients["host"], clients["service_node"]))
+    honest = schedule[~schedule["spam"].astype(bool)]
+    expected = pd.MultiIndex.from_product([honest["message"], clients["host"]], names=["message", "receiver"])
+    honest_receipts = filter_receipts[filter_receipts["message"].isin(honest["message"])]
+    got = pd.MultiIndex.from_frame(honest_receipts[["message", "receiver"]])
+    missing = expected.difference(got)
+    duplicated = got[got.duplicated()]
+    wrong_service = honest_receipts[honest_receipts["from_host"] != honest_receipts["receiver"].map(service_of)]
+    report.counts.update({"light_clients": len(clients), "filter_receipts_expected": len(expected),
+                          "filter_receipts": len(honest_receipts), "filter_receipts_missing": len(missing)})
+    problems = []
+    if len(missing) > (1 - min_delivery) * len(expected):
+        problems.append(f"{len(missing)} of {len(expected)} filter receipts missing: "
+                        + listing([f"{r} (service node {service_of[r]}) never got message {m}" for m, r in missing]))
+    if len(duplicated):
+        problems.append(f"{len(duplicated)} duplicate filter receipts: "
+                        + listing([f"{r} got message {m} twice" for m, r in duplicated]))
+    if not wrong_service.empty:
+        problems.append(f"{len(wrong_service)} filter receipts from a node other than the client's service node: "
+                        + listing([f"{r} got message {m} from {h}" for r, m, h in
+                                   zip(wrong_service["receiver"], wrong_service["message"], wrong_service["from_host"])]))
+    report.checks["filter receipts"] = "; ".join(problems) or "ok"
+
+    lightpushed = honest[honest["light_client"] != ""]
+    handled = lightpushes.merge(lightpushed[["message", "light_client", "publisher"]], on="message", how="inner")
+    report.counts["lightpushes_scheduled"] = len(lightpushed)
+    by_message = handled.groupby("message").size()
+    unhandled = lightpushed[~lightpushed["message"].isin(by_message.index)]
+    repeated = by_message[by_message > 1]
+    astray = handled[(handled["service_node"] != handled["publisher"]) | (handled["client"] != handled["light_client"])]
+    problems = []
+    if not unhandled.empty:
+        problems.append(f"{len(unhandled)} of {len(lightpushed)} lightpushes never reached a service node: "
+                        + listing([f"message {m} of {c} (service node {s})" for m, c, s in
+                                   zip(unhandled["message"], unhandled["light_client"], unhandled["publisher"])]))
+    if not repeated.empty:
+        problems.append(f"{len(repeated)} lightpushes handled more than once: " + listing([f"message {m}" for m in repeated.index]))
+    if not astray.empty:
+        problems.append(f"{len(astray)} lightpushes handled by another service node or from another client: "
+                        + listing([f"message {m}: {c} to {s}" for m, c, s in
+                                   zip(astray["message"], astray["client"], astray["service_node"])]))
+    report.checks["lightpushes"] = "; ".join(problems) or "ok"
