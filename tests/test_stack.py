@@ -26,10 +26,15 @@ from waku_shadow.stack import builds
 pytestmark = pytest.mark.stack
 
 
+def shadow_binary(study):
+    """The Shadow the workflow runs: the machine config's, or the one it builds."""
+    return study.stack.shadow_binary or REPO / builds.shadow_build_dir(study) / "bin" / "shadow"
+
+
 def missing_stack() -> str | None:
     """Why the real stack cannot run here, or None when it can."""
     study = sources.study_from_snakemake({})
-    shadow = study.stack.shadow_binary or REPO / builds.shadow_build_dir(study) / "bin" / "shadow"
+    shadow = shadow_binary(study)
     if not shutil.which(str(shadow)):
         return (f"no Shadow at {shadow} (set stack.shadow.binary in {sources.local_config_path()}, "
                 "or let the workflow build Shadow)")
@@ -261,8 +266,7 @@ def killed_service_node_run(tmp_path):
     config["hosts"][killed]["processes"][0].update(shutdown_time=f"{kill_ns} ns", shutdown_signal="SIGKILL",
                                                     expected_final_state={"signaled": "SIGKILL"})
     (run_dir / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    study_ = sources.study_from_snakemake({})
-    shadow = study_.stack.shadow_binary or REPO / builds.shadow_build_dir(study_) / "bin" / "shadow"
+    shadow = shadow_binary(sources.study_from_snakemake({}))
     assert cli.main(["simulate", "--run-dir", str(run_dir), "--shadow", str(shadow)]) == 0
     return run_dir, killed
 

@@ -65,7 +65,11 @@ class StudyResults:
         return self.receipts[self.receipts["size_bytes"].isin(paper_sizes(self.study))]
 
     def _pooled(self, file: str) -> pd.DataFrame:
-        return pd.concat([study_tables.run_table(run_dir, file) for run_dir in self.run_dirs], ignore_index=True)
+        return self._per_run(lambda run_dir: study_tables.run_table(run_dir, file))
+
+    def _per_run(self, table) -> pd.DataFrame:
+        """``table(run_dir)`` of every run, one frame."""
+        return pd.concat([table(run_dir) for run_dir in self.run_dirs], ignore_index=True)
 
     # every run's tables, pooled, each row with its run, seed and swept value
 
@@ -84,7 +88,7 @@ class StudyResults:
     @cached_property
     def receipts_with_model(self) -> pd.DataFrame:
         """The receipts with Equation 1's predictions and residuals (residuals.run_receipts)."""
-        return pd.concat([residuals.run_receipts(run_dir) for run_dir in self.run_dirs], ignore_index=True)
+        return self._per_run(residuals.run_receipts)
 
     # per run and per point
 
@@ -233,7 +237,7 @@ class StudyResults:
     @cached_property
     def path_receipts(self) -> pd.DataFrame:
         """light_clients.path_receipts of every run: relay and filter receipts with their path."""
-        return pd.concat([light_clients.path_receipts(run_dir) for run_dir in self.run_dirs], ignore_index=True)
+        return self._per_run(light_clients.path_receipts)
 
     @cached_property
     def latency_by_path(self) -> pd.DataFrame:
@@ -242,19 +246,18 @@ class StudyResults:
     @cached_property
     def light_decomposition(self) -> pd.DataFrame:
         """light_clients.decomposition_summary per point, every run's light → light receipts pooled."""
-        parts = pd.concat([light_clients.decomposition(run_dir) for run_dir in self.run_dirs], ignore_index=True)
-        return light_clients.decomposition_summary(parts, self.keys)
+        return light_clients.decomposition_summary(self._per_run(light_clients.decomposition), self.keys)
 
     @cached_property
     def service_load(self) -> pd.DataFrame:
-        return pd.concat([light_clients.service_load(run_dir) for run_dir in self.run_dirs], ignore_index=True)
+        return self._per_run(light_clients.service_load)
 
     @cached_property
     def bytes_by_role(self) -> pd.DataFrame:
         """light_clients.bytes_by_role of every run; empty without a packet capture."""
         if not self.study.traffic_capture:
             return pd.DataFrame(columns=["role", "nodes", "bytes_in_per_node", "bytes_out_per_node"])
-        return pd.concat([light_clients.bytes_by_role(run_dir) for run_dir in self.run_dirs], ignore_index=True)
+        return self._per_run(light_clients.bytes_by_role)
 
     # beside another study
 
