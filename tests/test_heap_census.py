@@ -43,8 +43,8 @@ def test_this_processs_own_heap_shows_the_buffers_it_allocated():
     requested, chunk_size = 23456, 23472
 
     def buffers_held() -> tuple[int, int, int]:
-        start, heap = heap_census.heap_mapping(os.getpid())
-        table = heap_census.census(heap_census.walk_chunks(heap))
+        start, heap, chunks = heap_census.read_heap(os.getpid())
+        table = heap_census.census(chunks)
         return int(table.loc[table["size"] == chunk_size, "count"].sum()), start, start + len(heap)
 
     before = buffers_held()[0]
@@ -97,8 +97,8 @@ def test_chunks_this_process_freed_into_its_tcache_are_not_counted_in_use():
     size = 1000  # 1008-byte chunks: glibc's, as Python's own allocator takes 512 bytes and less
 
     def in_use() -> tuple[int, int]:
-        start, heap = heap_census.heap_mapping(os.getpid())
-        counted = [heap_census.walk_chunks(heap), heap_census.walk_chunks(heap, cached=heap_census.cached_chunks(heap, start))]
+        _, heap, with_cached = heap_census.read_heap(os.getpid())
+        counted = [heap_census.walk_chunks(heap), with_cached]
         return tuple(sum(1 for chunk_size, used in chunks if used and chunk_size == 1008) for chunks in counted)
 
     held = [libc.malloc(size) for _ in range(5)]

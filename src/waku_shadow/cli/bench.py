@@ -58,8 +58,7 @@ def cmd_heap_census(args) -> None:
     from waku_shadow.cost import heap_census
 
     pid = int(args.node) if args.node.isdigit() else heap_census.node_process(args.node)
-    start, heap = heap_census.heap_mapping(pid)
-    chunks = heap_census.walk_chunks(heap, f"process {pid}'s heap", heap_census.cached_chunks(heap, start))
+    start, heap, chunks = heap_census.read_heap(pid)
     print(heap_census.to_text(pid, len(heap), chunks, heap_census.census(chunks), args.top))
     for size in args.holders:
         print()

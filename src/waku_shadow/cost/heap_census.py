@@ -112,6 +112,22 @@ def heap_mapping(pid: int) -> tuple[int, bytes]:
     raise HeapCensusError(f"process {pid}: its heap changed its extent during each of {HEAP_READS} reads")
 
 
+def read_heap(pid: int) -> tuple[int, bytes, list[tuple[int, bool]]]:
+    """A running process's heap: where it starts, its bytes and its chunks (the tcache's free), read
+    again while a walk finds a chunk that another thread was changing as the bytes were copied."""
+
+    def read_once() -> tuple[int, bytes, list[tuple[int, bool]]]:
+        start, heap = heap_mapping(pid)
+        return start, heap, walk_chunks(heap, f"process {pid}'s heap", cached_chunks(heap, start))
+
+    for _ in range(HEAP_READS - 1):
+        try:
+            return read_once()
+        except HeapCensusError:
+            continue
+    return read_once()
+
+
 def census(chunks: list[tuple[int, bool]]) -> pd.DataFrame:
     """Chunks in use by size, largest total first: size, count, KiB."""
     sizes = pd.Series([size for size, in_use in chunks if in_use], dtype="int64")
