@@ -26,7 +26,8 @@ RUN_RESULTS = [
     layout.RECEIPTS, layout.PUBLISHES, layout.SENDS, layout.VALIDATION, layout.CHURN,
 ] + ([layout.TRAFFIC, layout.AMPLIFICATION] if STUDY.traffic_capture else []) + (
     [layout.SCHEDULE, layout.LINKS, layout.SPAM_RECEIPTS, layout.RLN_EVENTS] if STUDY.spam.spammers else []
-) + ([layout.SCHEDULE, layout.FILTER_RECEIPTS, layout.LIGHTPUSHES] if STUDY.light_clients.active else [])
+) + ([layout.SCHEDULE, layout.FILTER_RECEIPTS, layout.LIGHTPUSHES, layout.STORE_QUERIES, layout.STORE_RETURNS]
+       if STUDY.light_clients.active else [])
 
 
 rule summarize:

@@ -62,7 +62,8 @@ rule parse:
         spam_receipts=run_file(layout.SPAM_RECEIPTS),
         rln_events=run_file(layout.RLN_EVENTS),
         withheld=run_file(layout.WITHHELD),
-        **({"filter_receipts": run_file(layout.FILTER_RECEIPTS), "lightpushes": run_file(layout.LIGHTPUSHES)}
+        **({"filter_receipts": run_file(layout.FILTER_RECEIPTS), "lightpushes": run_file(layout.LIGHTPUSHES),
+            "store_queries": run_file(layout.STORE_QUERIES), "store_returns": run_file(layout.STORE_RETURNS)}
            if STUDY.light_clients.active else {}),
     params:
         run_dir=RUN_DIR,

@@ -5,13 +5,14 @@
 
 Runs tests/data/<study>.yaml through the workflow on the stack configured in
 local.yaml, then keeps, per run, what the parser and validator read (nwaku's
-logs and packet captures, gzipped, and the run's tables) minus anything naming this machine.
+logs, packet captures and store queries, gzipped, and the run's tables) minus anything naming this machine.
 Settings after the study are Snakemake --config overrides, e.g. a switch the same
 small study records with and without; with study=NAME the fixture is tests/data/NAME/.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -52,7 +53,10 @@ def main(study: str = "recorded", *settings: str) -> int:
         provenance = json.loads((run_dir / "provenance.json").read_text())
         provenance["nwaku"].pop("built_from", None)
         (target / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-        for log in sorted((run_dir / "logs").glob("*/wakunode2.log.gz")) + sorted((run_dir / "logs").glob("*/eth0.pcap.gz")):
+        store_queries = [out for out in sorted((run_dir / "logs").glob("*/curl.*.stdout.gz"))
+                         if b"store_query_ns" in gzip.decompress(out.read_bytes())]
+        for log in (sorted((run_dir / "logs").glob("*/wakunode2.log.gz")) + sorted((run_dir / "logs").glob("*/eth0.pcap.gz"))
+                    + store_queries):
             (target / "logs" / log.parent.name).mkdir(parents=True, exist_ok=True)
             shutil.copy(log, target / "logs" / log.parent.name / log.name)
         print(f"recorded {target.relative_to(REPO)}")

@@ -139,3 +139,56 @@ def test_a_lightpush_is_tried_once_and_a_service_node_keeps_subscriptions_for_th
     assert pushes and not any("--retry" in p["args"] for p in pushes)
     service = hosts[run.identities[run.roles.service_nodes[0]].host]["processes"][0]["args"]
     assert "--filter-subscription-timeout=300" in service
+
+
+CHURN = {"churn": {"leaves_per_minute": 60, "downtime": "6 s", "store_lookback": "2 s"}}
+
+
+def test_a_store_window_longer_than_one_page_is_refused(light_study):
+    fits = _with(light_study, {"light_clients": {"churn": {"leaves_per_minute": 1, "downtime": "300 s", "store_lookback": "2 s"}},
+                               "traffic": {"interval": "4 s"}})
+    assert fits.light_clients.store_window_ns == 305_000_000_000  # up to 77 messages
+    with pytest.raises(ConfigError, match=r"light_clients.churn.downtime: a returning client's store query spans 405 s "
+                                          r"\(store_lookback \+ downtime \+ 3 s\), up to 102 messages at traffic.interval: "
+                                          r"more than one store page \(100\); shorten it"):
+        _with(light_study, {"light_clients": {"churn": {"leaves_per_minute": 1, "downtime": "400 s", "store_lookback": "2 s"}},
+                            "traffic": {"interval": "4 s"}})
+
+
+def test_clients_that_publish_never_leave_and_no_client_leaves_twice(light_study):
+    churning = _with(light_study, {"light_clients": {**LIGHT["light_clients"], **CHURN}, "traffic": {"messages_per_publisher": 8}})
+    run = plan.plan(churning, 2000)
+    left = [o.node for o in run.outages]
+    assert left and all(run.roles.is_client(n) for n in left) and len(set(left)) == len(left)
+    assert not set(left) & set(run.roles.light_publishers)
+    assert all(o.dials == () and o.rejoin_ns - o.leave_ns == 6_000_000_000 for o in run.outages)
+    assert all(churning.bootstrap_ns < o.leave_ns <= churning.last_publish_ns for o in run.outages)
+    assert plan.plan(churning, 2000).outages == run.outages
+
+
+def test_a_returning_client_subscribes_again_then_asks_the_store_for_its_window(light_study, tmp_path):
+    churning = _with(light_study, {"light_clients": {**LIGHT["light_clients"], **CHURN}, "traffic": {"messages_per_publisher": 8}})
+    run = plan.plan(churning, 2000)
+    outage = next(o for o in run.outages if o.rejoin_ns + 3_000_000_000 < churning.stop_time_ns)
+    processes = run_folder.shadow_yaml(run, tmp_path, "wakunode2", "curl")["hosts"][run.identities[outage.node].host]["processes"]
+    first, subscribe, again, resubscribe, query = processes
+    assert first["shutdown_time"] == shadow_time(outage.leave_ns) and first["expected_final_state"] == nwaku.LEFT_STATE
+    assert again["args"] == first["args"] and again["start_time"] == shadow_time(outage.rejoin_ns)
+    assert resubscribe["args"] == subscribe["args"] and resubscribe["start_time"] == shadow_time(outage.rejoin_ns + 1_000_000_000)
+    query_ns = outage.rejoin_ns + 3_000_000_000
+    assert query["start_time"] == shadow_time(query_ns) and "--retry" not in query["args"]
+    url = query["args"][-1]
+    assert url.startswith(f"http://127.0.0.1:{nwaku.REST_PORT}/store/v3/messages?includeData=false&")
+    assert f"startTime={nwaku.SIMULATION_EPOCH_NS + outage.leave_ns - 2_000_000_000}" in url
+    assert f"endTime={nwaku.SIMULATION_EPOCH_NS + query_ns}" in url and "pageSize=100" in url
+    timing = query["args"][query["args"].index("--write-out") + 1]
+    assert json.loads(timing.replace("%{time_total}", "0.5").replace("%{http_code}", "200")) == {
+        "store_query_ns": query_ns, "from_ns": outage.leave_ns - 2_000_000_000, "to_ns": query_ns,
+        "seconds": 0.5, "http_code": 200}
+
+
+def test_a_client_not_back_before_the_end_may_miss_everything_from_its_lookback(light_study):
+    from_ns, to_ns, query_ns = light_clients.store_window(light_study, light_study.stop_time_ns - 1_000_000_000,
+                                                          light_study.stop_time_ns + 5_000_000_000)
+    assert query_ns is None and to_ns == light_study.stop_time_ns
+    assert from_ns == light_study.stop_time_ns - 1_000_000_000 - light_study.light_clients.store_lookback_ns

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -232,11 +233,17 @@ def test_memory_breakdown_tells_shadow_from_its_processes(tmp_path, monkeypatch)
     # however slowly the guard polls (each poll reads every process of the machine, a Shadow run
     # beside it included): the breakdown at the peak sees the process.
     dropped, released = tmp_path / "dropped", tmp_path / "released"
+    # the process runs as wakunode2 in a light client's host folder, so it is counted as that role's node
+    (tmp_path / "wakunode2").symlink_to(sys.executable)
+    (tmp_path / "identities.csv").write_text("host,role\nnode0000,relay\nclient0000,light\n")
+    host = tmp_path / "shadow.data" / "hosts" / "client0000"
     shadow = fake_shadow(
         tmp_path,
         f"""
         import pathlib, subprocess
-        holder = subprocess.Popen([sys.executable, "-c", "import time; held = bytearray(64 << 20); time.sleep(60)"])
+        pathlib.Path("{host}").mkdir(parents=True)
+        holder = subprocess.Popen(["{tmp_path / 'wakunode2'}", "-c", "import time; held = bytearray(64 << 20); time.sleep(60)"],
+                                  cwd="{host}")
         while not pathlib.Path("{dropped}").exists():
             time.sleep(0.05)
         time.sleep(2)
@@ -263,6 +270,7 @@ def test_memory_breakdown_tells_shadow_from_its_processes(tmp_path, monkeypatch)
     assert at_peak["processes"] == 1
     assert 64 << 20 <= at_peak["processes_anon_bytes"] < 100 << 20
     assert 0 < at_peak["shadow_rss_bytes"] < 64 << 20
+    assert at_peak["nodes_by_role"] == {"light": 1} and at_peak["anon_bytes_by_role"]["light"] == at_peak["processes_anon_bytes"]
     assert json.loads((tmp_path / "run_stats.json").read_text())["memory_at_peak"] == at_peak
 
 

@@ -226,8 +226,10 @@ def test_the_stack_makes_the_committed_light_client_run_receipt_for_receipt(tmp_
     committed = tmp_path / "committed" / "recorded-light" / rerun.name
     columns = ["receiver", "msg_hash", "from_host", "received_ns"]
     ours, theirs = (pd.read_parquet(run / layout.FILTER_RECEIPTS)[columns] for run in (rerun, committed))
-    assert len(ours) == 220
+    assert len(ours) == 205  # 11 messages at 20 clients, less 15 missed by the three that left
     pd.testing.assert_frame_equal(ours, theirs)
+    for table in (layout.STORE_QUERIES, layout.STORE_RETURNS):
+        pd.testing.assert_frame_equal(*(pd.read_parquet(run / table) for run in (rerun, committed)))
 
 
 def test_a_killed_service_node_fails_validation_naming_its_clients(tmp_path):
@@ -241,6 +243,7 @@ def test_a_killed_service_node_fails_validation_naming_its_clients(tmp_path):
     assert cli.main(["validate", "--run-dir", str(run_dir)]) != 0
     text = json.loads((run_dir / "validation.failed.json").read_text())["checks"]["filter receipts"]
     clients = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False).query("service_node == @killed")["host"]
+    clients = clients[~clients.isin(pd.read_csv(run_dir / layout.CHURN)["host"])]  # those that left may miss some
     assert all(f"{client} (service node {killed}) never got message" in text for client in clients[:2])
 
 

@@ -44,6 +44,8 @@ SENDS = "sends.parquet"
 WITHHELD = "withheld.parquet"  # copies relays left unsent: the peer said IDONTWANT or IMRECEIVING (nwaku patch 0016)
 FILTER_RECEIPTS = "filter_receipts.parquet"  # messages light clients got through their service node's filter
 LIGHTPUSHES = "lightpushes.parquet"  # the lightpushes service nodes handled
+STORE_QUERIES = "store_queries.parquet"  # returning light clients' store queries (light_clients.churn)
+STORE_RETURNS = "store_returns.parquet"  # the message hashes each store query gave back
 VALIDATION = "validation.json"
 CHURN = "churn.csv"  # the nodes that leave and come back: host, leave_ns, rejoin_ns, dials
 TRAFFIC = "traffic.parquet"
@@ -100,6 +102,8 @@ LATENCY_BY_PATH_FIGURE = "latency_by_path.png"
 LIGHT_DECOMPOSITION = "light_decomposition.csv"  # a light -> light latency's parts
 SERVICE_LOAD = "service_load.csv"  # per service node: clients, lightpushes, filter pushes, bytes
 BYTES_BY_ROLE = "bytes_by_role.csv"  # mean bytes per node of each role (with a packet capture)
+MEMORY_BY_ROLE = "memory_by_role.csv"  # per run and role: nwaku processes and their private memory at the peak
+STORE_RECOVERY = "store_recovery.csv"  # per returning light client: messages missed, recovered from the store, when
 
 
 def compared_with(other_study_dir: str | Path, suffix: str) -> str:

@@ -1,5 +1,5 @@
 """Light clients' results (light_clients.*): latency by path, where a light client's latency goes,
-and what the service nodes carry.
+what the service nodes carry, and what a client that left gets back from the store.
 
 A path is the publisher's role and the receiver's: a relay node publishes through its REST API, a
 light client by lightpush (its service node generates the proof and hands the message to relay);
@@ -17,6 +17,9 @@ from waku_shadow import layout
 from waku_shadow.analyse import bandwidth, stats
 from waku_shadow.analyse.study_tables import run_columns
 from waku_shadow.configuration import loader
+from waku_shadow.render import churn_plan
+from waku_shadow.render.light_clients import away_windows
+from waku_shadow.run import run_stats
 
 PATHS = ["relay → relay", "light → relay", "relay → light", "light → light"]
 PARTS = ["lightpush_ms", "service_node_ms", "relay_ms", "filter_push_ms"]
@@ -112,3 +115,59 @@ def busy_bytes(run_dir: Path) -> pd.DataFrame:
     study = loader.load(run_dir / layout.RUN_CONFIG)
     busy = bandwidth.busy_traffic(run_dir, study, pd.read_parquet(run_dir / layout.PUBLISHES))
     return busy.groupby("node")[["bytes_in", "bytes_out"]].sum()
+
+
+def store_recovery(run_dir: Path) -> pd.DataFrame:
+    """Per light client that left and came back in one run (light_clients.churn): the measured messages
+    its store window covers, how many its filter missed, how many of those its store query gave back,
+    and when it had them all: its query's answer, counted from its return."""
+    study = loader.load(run_dir / layout.RUN_CONFIG)
+    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
+    clients = identities[identities["role"] == "light"]
+    windows = away_windows(study, churn_plan.read(run_dir), set(clients["host"])).dropna(subset=["query_ns"])
+    schedule = pd.read_parquet(run_dir / layout.PUBLISHES)
+    measured = schedule[~schedule["warmup"] & ~schedule["spam"].astype(bool)]
+    received = set(zip(*pd.read_parquet(run_dir / layout.FILTER_RECEIPTS)[["message", "receiver"]].T.to_numpy()))
+    queries = pd.read_parquet(run_dir / layout.STORE_QUERIES).set_index(["client", "query_ns"])
+    returned = pd.read_parquet(run_dir / layout.STORE_RETURNS).groupby(["client", "query_ns"])["message"].agg(set)
+    rows = []
+    for window in windows.itertuples():
+        key = (window.host, int(window.query_ns))
+        covered = measured.loc[(measured["scheduled_ns"] >= window.from_ns) & (measured["scheduled_ns"] < window.to_ns),
+                               "message"]
+        missed = {m for m in covered if (m, window.host) not in received}
+        gave_back = returned.get(key, set())
+        seconds = queries.at[key, "seconds"] if key in queries.index else np.nan
+        rows.append({"client": window.host, "leave_ns": window.leave_ns, "rejoin_ns": window.rejoin_ns,
+                     "window_messages": len(covered), "missed": len(missed), "recovered": len(missed & gave_back),
+                     "query_s": seconds, "complete_after_return_s": (window.query_ns - window.rejoin_ns) / 1e9 + seconds})
+    columns = ["client", "leave_ns", "rejoin_ns", "window_messages", "missed", "recovered", "query_s",
+               "complete_after_return_s"]
+    return pd.DataFrame(rows, columns=columns).assign(size_bytes=int(schedule["size_bytes"].iloc[0]), **run_columns(run_dir))
+
+
+def recovery_summary(recovery: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes",)) -> pd.DataFrame:
+    """Per point, every run's returning clients pooled: how many, the messages they missed, the share
+    their store queries gave back, and the median and largest time from return to the store's answer."""
+    grouped = recovery.groupby(list(keys))
+    summary = grouped.agg(clients=("client", "size"), missed=("missed", "sum"), recovered=("recovered", "sum"),
+                          query_p50_s=("query_s", "median"), complete_p50_s=("complete_after_return_s", "median"),
+                          complete_max_s=("complete_after_return_s", "max")).reset_index()
+    summary["recovered_share"] = summary["recovered"] / summary["missed"].where(summary["missed"] > 0)
+    return summary
+
+
+def memory_by_role(run_dir: Path) -> pd.DataFrame:
+    """Per role of one run: its nwaku processes and their private memory at the run's memory peak
+    (run_stats.json's memory_at_peak), beside the run's wall time and peak memory; no rows for a
+    run recorded before roles were counted."""
+    stats = run_stats.read_stats(run_dir)
+    at_peak = stats.memory_at_peak or {}
+    nodes, anon = at_peak.get("nodes_by_role", {}), at_peak.get("anon_bytes_by_role", {})
+    table = pd.DataFrame({"role": sorted(nodes), "nodes": [nodes[r] for r in sorted(nodes)],
+                          "anon_bytes": [anon.get(r, 0) for r in sorted(nodes)]},
+                         columns=["role", "nodes", "anon_bytes"])
+    table["anon_bytes_per_node"] = table["anon_bytes"] / table["nodes"]
+    # the run's own peak (Shadow and its processes), the machine's fall for a run recorded before it
+    peak = stats.own_peak_memory_bytes or stats.peak_memory_bytes
+    return table.assign(wall_seconds=stats.wall_seconds, peak_memory_bytes=peak, **run_columns(run_dir))

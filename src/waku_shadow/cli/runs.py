@@ -98,7 +98,8 @@ def cmd_parse(args) -> None:
     for name, file in (("receipts", layout.RECEIPTS), ("publishes", layout.PUBLISHES), ("sends", layout.SENDS),
                        ("receipts_again", layout.RECEIPTS_AGAIN), ("spam_receipts", layout.SPAM_RECEIPTS),
                        ("rln_events", layout.RLN_EVENTS), ("withheld", layout.WITHHELD),
-                       ("filter_receipts", layout.FILTER_RECEIPTS), ("lightpushes", layout.LIGHTPUSHES)):
+                       ("filter_receipts", layout.FILTER_RECEIPTS), ("lightpushes", layout.LIGHTPUSHES),
+                       ("store_queries", layout.STORE_QUERIES), ("store_returns", layout.STORE_RETURNS)):
         tables[name].to_parquet(run_dir / file, index=False)
 
 
@@ -134,15 +135,16 @@ def cmd_closes(args) -> None:
 def cmd_validate(args) -> None:
     import pandas as pd
 
+    from waku_shadow.parse import light_clients as parsed_light_clients
     from waku_shadow.render import churn_plan, schedule
+    from waku_shadow.render.light_clients import away_windows
     from waku_shadow.run import run_stats
     from waku_shadow.validate import light_clients, publish_retries, validation
 
     run_dir = Path(args.run_dir)
     study = load_run(run_dir)
     identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
-    # identities.csv of a run rendered before light clients has no role column: every node is a relay
-    clients = identities[identities["role"] == "light"] if "role" in identities else identities.iloc[:0]
+    clients = parsed_light_clients.clients(identities)
     relay_hosts = [host for host in identities["host"] if host not in set(clients["host"])]
     run_schedule = schedule.read(run_dir)
     result = validation.check(
@@ -158,6 +160,8 @@ def cmd_validate(args) -> None:
         len(pd.read_parquet(run_dir / layout.RECEIPTS_AGAIN)),
     )
     if not clients.empty:
+        windows = away_windows(study, churn_plan.read(run_dir), set(clients["host"]))
         light_clients.check(result, clients, run_schedule, pd.read_parquet(run_dir / layout.FILTER_RECEIPTS),
-                            pd.read_parquet(run_dir / layout.LIGHTPUSHES), study.min_delivery)
+                            pd.read_parquet(run_dir / layout.LIGHTPUSHES), windows,
+                            pd.read_parquet(run_dir / layout.STORE_QUERIES), study.min_delivery)
     validation.require(result, run_dir)

@@ -285,7 +285,7 @@ def _resolve(raw: dict) -> Study:
     traffic_interval = found.parsed(_positive_quantity, units.duration_ns, sh["traffic_interval"], "shadow.traffic_interval")
     churn_downtime = found.parsed(_positive_quantity, units.duration_ns, cfg["churn"]["downtime"], "churn.downtime")
     spam = found.parsed(_spam, cfg["spam"], cfg["rln"], traffic["publishers"], nodes)
-    light_clients = found.parsed(_light_clients, cfg["light_clients"], nodes, bootstrap)
+    light_clients = found.parsed(_light_clients, cfg["light_clients"], nodes, bootstrap, interval)
     if light_clients is not None and light_clients.active and net["locations"] is not None:
         found.add("light_clients.clients", "light clients over network.locations are not built yet: run them on one link")
     flood_bandwidth = None if gs["flood_publish_bandwidth"] is None else found.parsed(
@@ -490,14 +490,24 @@ def _mmap_threshold(value: object) -> int:
     return threshold
 
 
-def _light_clients(light: dict, nodes: int, bootstrap_ns: int | None) -> LightClients:
+def _light_clients(light: dict, nodes: int, bootstrap_ns: int | None, interval_ns: int | None) -> LightClients:
+    churn = light["churn"]
     found = LightClients(
         service_nodes=light["service_nodes"],
         clients=light["clients"],
         publishers=light["publishers"],
         subscribe_at_ns=units.duration_ns(light["subscribe_at"], "light_clients.subscribe_at"),
         subscribe_over_ns=units.duration_ns(light["subscribe_over"], "light_clients.subscribe_over"),
+        churn_leaves_per_minute=churn["leaves_per_minute"],
+        churn_downtime_ns=_positive_quantity(units.duration_ns, churn["downtime"], "light_clients.churn.downtime"),
+        store_lookback_ns=units.duration_ns(churn["store_lookback"], "light_clients.churn.store_lookback"),
     )
+    if found.churn_leaves_per_minute and interval_ns:
+        most = found.store_window_ns // interval_ns + 1
+        if most > found.STORE_PAGE:
+            raise refused("light_clients.churn.downtime", f"a returning client's store query spans "
+                          f"{found.store_window_ns / 1e9:g} s (store_lookback + downtime + 3 s), up to {most} messages "
+                          f"at traffic.interval: more than one store page ({found.STORE_PAGE}); shorten it")
     if found.clients and not found.service_nodes:
         raise refused("light_clients.clients", f"{found.clients} light clients need a service node; set light_clients.service_nodes")
     if found.service_nodes > nodes:

@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from waku_shadow.configuration import rtt_matrix, units
 from waku_shadow.errors import ConfigError
@@ -57,15 +58,29 @@ class Spam:
 
 @dataclass(frozen=True)
 class LightClients:
+    # a client that came back subscribes again after RESUBSCRIBE_AFTER_NS and asks the store after
+    # STORE_QUERY_AFTER_NS, for one page: nwaku's MaxPageSize (waku/waku_store/common.nim)
+    RESUBSCRIBE_AFTER_NS: ClassVar[int] = 1_000_000_000
+    STORE_QUERY_AFTER_NS: ClassVar[int] = 3_000_000_000
+    STORE_PAGE: ClassVar[int] = 100
+
     service_nodes: int = 0
     clients: int = 0
     publishers: int = 0
     subscribe_at_ns: int = 0
     subscribe_over_ns: int = 0
+    churn_leaves_per_minute: int = 0
+    churn_downtime_ns: int = 0
+    store_lookback_ns: int = 0
 
     @property
     def active(self) -> bool:
         return self.clients > 0
+
+    @property
+    def store_window_ns(self) -> int:
+        """How long a returning client's store query reaches back: from store_lookback before it left."""
+        return self.store_lookback_ns + self.churn_downtime_ns + self.STORE_QUERY_AFTER_NS
 
 
 @dataclass(frozen=True)

@@ -253,6 +253,16 @@ class StudyResults:
         return self._per_run(light_clients.service_load)
 
     @cached_property
+    def memory_by_role(self) -> pd.DataFrame:
+        """light_clients.memory_by_role of every run: each role's private memory at the run's peak."""
+        return self._per_run(light_clients.memory_by_role)
+
+    @cached_property
+    def store_recovery(self) -> pd.DataFrame:
+        """light_clients.store_recovery of every run: each returning client's misses and recoveries."""
+        return self._per_run(light_clients.store_recovery)
+
+    @cached_property
     def bytes_by_role(self) -> pd.DataFrame:
         """light_clients.bytes_by_role of every run; empty without a packet capture."""
         if not self.study.traffic_capture:

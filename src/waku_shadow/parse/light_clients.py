@@ -25,6 +25,11 @@ FILTER_COLUMNS = ["msg_hash", "message", "warmup", "spam", "size_bytes", "payloa
 LIGHTPUSH_COLUMNS = ["msg_hash", "message", "service_node", "client", "received_ns"]
 
 
+def clients(identities: pd.DataFrame) -> pd.DataFrame:
+    """identities.csv's light clients (none in a run rendered before light clients: no role column)."""
+    return identities[identities["role"] == "light"] if "role" in identities else identities.iloc[:0]
+
+
 def row(host: str, record: dict) -> tuple[str, dict]:
     """The table one record goes to, and its row."""
     time_ns = int(record["receivedTime"]) - SIMULATION_EPOCH_NS

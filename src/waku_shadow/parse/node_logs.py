@@ -36,7 +36,7 @@ import pandas as pd
 
 from waku_shadow import layout
 from waku_shadow.errors import LogError
-from waku_shadow.parse import light_clients
+from waku_shadow.parse import light_clients, store_queries
 from waku_shadow.render import churn_plan
 from waku_shadow.render import schedule as schedule_
 from waku_shadow.render.nwaku import SIMULATION_EPOCH_NS
@@ -208,7 +208,8 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     node received again after it left and came back (churn) goes to receipts_again, its first
     receipt stays in receipts; receipts of spam go to spam_receipts, and the RLN stand-in's
     rejections and gossipsub's prunes and disconnections for score to rln_events; the copies
-    relays withheld (IDONTWANT, IMRECEIVING) go to withheld."""
+    relays withheld (IDONTWANT, IMRECEIVING) go to withheld; the light clients' filter receipts,
+    lightpushes and store queries go to tables of their own."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES)
     schedule = schedule_.read(run_dir)
     records: dict[str, list[dict]] = {}
@@ -267,7 +268,8 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     withheld_df = withheld_df[WITHHELD_COLUMNS].sort_values(["msg_hash", "time_ns", "sender"], ignore_index=True)
     return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again,
             "spam_receipts": spam_receipts, "rln_events": rln_events_df, "withheld": withheld_df,
-            **light_clients.tables(records, identities, publishes, run_dir)}
+            **light_clients.tables(records, identities, publishes, run_dir),
+            **store_queries.tables(run_dir, light_clients.clients(identities), publishes)}
 
 
 def short_id_map(identities: pd.DataFrame) -> dict[str, str]:

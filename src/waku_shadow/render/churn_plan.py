@@ -48,6 +48,27 @@ def outages(study: Study, publishers: set[int]) -> list[Outage]:
         found.append(Outage(node, leave, back_at[node], dials))
 
 
+def client_outages(study: Study, candidates: list[int]) -> list[Outage]:
+    """Light clients leaving (light_clients.churn) at the times of a Poisson process over the
+    publishing window, each of ``candidates`` (the clients that publish nothing) at most once, drawn
+    from the study's seed; a client dials nobody when it comes back (it has its service node)."""
+    light = study.light_clients
+    if light.churn_leaves_per_minute == 0:
+        return []
+    rng = random.Random(f"waku-shadow light client churn seed={study.seed}")
+    mean_gap_ns = 60e9 / light.churn_leaves_per_minute
+    staying = list(candidates)
+    found = []
+    leave = study.bootstrap_ns
+    while staying:
+        leave += round(rng.expovariate(1 / mean_gap_ns))
+        if leave > study.last_publish_ns:
+            break
+        client = staying.pop(rng.randrange(len(staying)))
+        found.append(Outage(client, leave, leave + light.churn_downtime_ns, ()))
+    return found
+
+
 def frame(found: list[Outage], hosts: list[str]) -> pd.DataFrame:
     return pd.DataFrame(
         [(hosts[o.node], o.leave_ns, o.rejoin_ns, " ".join(hosts[d] for d in o.dials)) for o in found],

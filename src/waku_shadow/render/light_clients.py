@@ -9,10 +9,15 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
+import pandas as pd
+
+from waku_shadow.configuration.study import LightClients
 from waku_shadow.configuration.study import Study
 from waku_shadow.render import nwaku
 from waku_shadow.render.identities import Identity
+from waku_shadow.render.nwaku import SIMULATION_EPOCH_NS
 
 SERVICE_FLAGS = ["--store=true", "--filter=true", "--lightpush=true", "--store-message-db-url=sqlite://store.sqlite3"]
 # nwaku drops a filter subscription it has not heard of for this long; REST clients never ping
@@ -20,6 +25,11 @@ FILTER_SUBSCRIPTION_TIMEOUT_S = 300
 SERVICE_PROTOCOLS = ("--store=", "--filter=", "--lightpush=")
 LIGHTPUSH_PATH = "/lightpush/v3/message"
 FILTER_SUBSCRIBE_PATH = "/filter/v2/subscriptions"
+STORE_QUERY_PATH = "/store/v3/messages"
+# curl's line after the store's answer: the query's window and how long the answer took
+STORE_QUERY_WRITE_OUT = ('\n{{"store_query_ns": {query_ns}, "from_ns": {from_ns}, "to_ns": {to_ns}, '
+                         '"seconds": %{{time_total}}, "http_code": %{{http_code}}}}\n')
+WINDOW_COLUMNS = ["host", "leave_ns", "rejoin_ns", "from_ns", "to_ns", "query_ns"]
 
 
 @dataclass(frozen=True)
@@ -103,3 +113,33 @@ def client_args(study: Study, me: Identity, service: Identity, max_msg_size: int
 def subscribe_body(k: int) -> str:
     return json.dumps({"requestId": f"subscribe-{k}", "contentFilters": [nwaku.CONTENT_TOPIC],
                        "pubsubTopic": nwaku.PUBSUB_TOPIC})
+
+
+def store_window(study: Study, leave_ns: int, rejoin_ns: int) -> tuple[int, int, int | None]:
+    """A client that left at ``leave_ns``: the messages it may miss, from store_lookback before it left
+    to its store query after it came back (or the run's end), and when it queries (None: it is not
+    back in time)."""
+    light = study.light_clients
+    query_ns = rejoin_ns + light.STORE_QUERY_AFTER_NS
+    if query_ns >= study.stop_time_ns:
+        return leave_ns - light.store_lookback_ns, study.stop_time_ns, None
+    return leave_ns - light.store_lookback_ns, query_ns, query_ns
+
+
+def away_windows(study: Study, outages: pd.DataFrame, clients: set[str]) -> pd.DataFrame:
+    """The light clients' outages (churn.csv's rows of ``clients``) with their store windows."""
+    mine = outages[outages["host"].isin(clients)]
+    windows = [(host, leave, rejoin, *store_window(study, leave, rejoin))
+               for host, leave, rejoin in zip(mine["host"], mine["leave_ns"], mine["rejoin_ns"])]
+    return pd.DataFrame(windows, columns=WINDOW_COLUMNS).astype({"query_ns": "Int64"})
+
+
+def store_query_args(from_ns: int, to_ns: int, query_ns: int) -> list[str]:
+    """curl's arguments for a returning client's store query: the hashes of every message on its
+    content topic in the window, one page; the answer and then a line with its timing on stdout."""
+    query = urlencode({"includeData": "false", "pubsubTopic": nwaku.PUBSUB_TOPIC, "contentTopics": nwaku.CONTENT_TOPIC,
+                       "startTime": SIMULATION_EPOCH_NS + from_ns, "endTime": SIMULATION_EPOCH_NS + to_ns,
+                       "pageSize": LightClients.STORE_PAGE, "ascending": "true"})
+    return ["--no-progress-meter", "--show-error", "--fail-with-body", "--max-time", "60",
+            "--write-out", STORE_QUERY_WRITE_OUT.format(query_ns=query_ns, from_ns=from_ns, to_ns=to_ns),
+            f"http://127.0.0.1:{nwaku.REST_PORT}{STORE_QUERY_PATH}?{query}"]

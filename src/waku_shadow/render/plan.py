@@ -42,7 +42,8 @@ def plan(study: Study, size_bytes: int) -> RunPlan:
         messages=messages,
         node_locations=None if study.locations is None else locations.assign(
             study.nodes, list(study.locations.weights), study.locations.assignment, study.seed),
-        outages=churn_plan.outages(study, {m.publisher for m in messages} | set(roles.service_nodes)),
+        outages=churn_plan.outages(study, {m.publisher for m in messages} | set(roles.service_nodes))
+        + churn_plan.client_outages(study, [c for c in range(study.nodes, study.hosts) if c not in roles.light_publishers]),
         roles=roles,
     )
 

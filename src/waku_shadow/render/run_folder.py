@@ -103,19 +103,26 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                 "expected_final_state": "running",
             }
 
-        processes = [nwaku_process(() if roles.is_client(me.index) else run.topology.dials[me.index], 0)]
+        def subscribe(at_ns: int) -> dict:
+            return curl_process(curl, light_clients.subscribe_body(me.index - roles.relay_nodes),
+                                f"http://127.0.0.1:{nwaku.REST_PORT}{light_clients.FILTER_SUBSCRIBE_PATH}",
+                                at_ns, retried=True, inline=True)
+
+        node = nwaku_process(() if roles.is_client(me.index) else run.topology.dials[me.index], 0)
+        processes = [node]
         if roles.is_client(me.index):
-            processes.append(curl_process(curl, light_clients.subscribe_body(me.index - roles.relay_nodes),
-                                          f"http://127.0.0.1:{nwaku.REST_PORT}{light_clients.FILTER_SUBSCRIBE_PATH}",
-                                          roles.subscribe_ns[me.index - roles.relay_nodes], retried=True, inline=True))
+            processes.append(subscribe(roles.subscribe_ns[me.index - roles.relay_nodes]))
         for outage in (o for o in run.outages if o.node == me.index):
-            processes[-1].update(
+            node.update(
                 shutdown_time=shadow_time(outage.leave_ns),
                 shutdown_signal=nwaku.LEAVE_SIGNAL,
                 expected_final_state=nwaku.LEFT_STATE,
             )
             if outage.rejoin_ns < study.stop_time_ns:
-                processes.append(nwaku_process(outage.dials, outage.rejoin_ns))
+                node = nwaku_process(outage.dials, outage.rejoin_ns)
+                processes.append(node)
+            if roles.is_client(me.index):
+                processes.extend(returning_client(study, curl, outage, subscribe))
         for message in run.messages:
             if me.index != (message.publisher if message.light_client is None else message.light_client):
                 continue
@@ -156,6 +163,18 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         # headers only: the traffic table counts packet lengths, not contents
         config["host_option_defaults"] = {"pcap_enabled": True, "pcap_capture_size": f"{PCAP_CAPTURE_BYTES} B"}
     return {**config, "hosts": hosts}
+
+
+def returning_client(study: Study, curl: str, outage: churn_plan.Outage, subscribe) -> list[dict]:
+    """A light client back from an outage subscribes again, then asks its service node's store for
+    what it missed; nothing when it is not back before the run ends."""
+    from_ns, to_ns, query_ns = light_clients.store_window(study, outage.leave_ns, outage.rejoin_ns)
+    if query_ns is None:
+        return []
+    resubscribe_ns = outage.rejoin_ns + study.light_clients.RESUBSCRIBE_AFTER_NS
+    store_query = {"path": curl, "args": light_clients.store_query_args(from_ns, to_ns, query_ns),
+                   "start_time": shadow_time(query_ns), "expected_final_state": {"exited": 0}}
+    return [subscribe(resubscribe_ns), store_query]
 
 
 def curl_process(curl: str, body: str, url: str, start_ns: int, *, retried: bool, inline: bool = False) -> dict:

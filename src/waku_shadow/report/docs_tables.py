@@ -176,6 +176,9 @@ def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None
         "light-latency": light_tables.latency_by_path(summarised),
         "light-latency-parts": light_tables.light_latency_parts(summarised),
         "service-load": light_tables.service_load(summarised),
+        "store-recovery": light_tables.store_recovery(summarised),
+        "light-churn-answer": light_tables.churn_answer(summarised),
+        "light-cost": light_tables.cost_by_role(summarised),
     }
 
 

@@ -1,10 +1,10 @@
 """The docs' blocks of the studies with light clients, written from their committed summaries alone
-(report/summaries.py): latency by path, a light client's latency in parts, and what service nodes
-and each role carry."""
+(report/summaries.py): latency by path, a light client's latency in parts, what service nodes
+and each role carry, and what clients that left got back from the store."""
 
 from __future__ import annotations
 
-from waku_shadow.analyse.light_clients import PARTS
+from waku_shadow.analyse.light_clients import PARTS, recovery_summary
 from waku_shadow.configuration.units import human_size
 from waku_shadow.report import tables as written
 from waku_shadow.report.summaries import StudySummary
@@ -21,8 +21,13 @@ def _with_light_clients(summarised: dict[str, StudySummary]) -> list[StudySummar
 
 
 def _point(row, keys: list[str]) -> str:
-    swept = [f"{key} {row[key]}" for key in keys if key != "size_bytes"]
+    swept = [f"{key} {_value(row[key])}" for key in keys if key != "size_bytes"]
     return ", ".join([*swept, human_size(int(row["size_bytes"]))])
+
+
+def _value(value) -> str:
+    """A swept value as set, though a mean over seeds made it a float."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def latency_by_path(summarised: dict[str, StudySummary]) -> str | None:
@@ -79,7 +84,26 @@ def service_load(summarised: dict[str, StudySummary]) -> str | None:
     return joined(parts)
 
 
+def store_recovery(summarised: dict[str, StudySummary]) -> str | None:
+    """Per study whose light clients left and came back, and per point: the returning clients, the
+    messages their filters missed, the share the store gave back, and when they had its answer."""
+    parts = []
+    for summary in _with_light_clients(summarised):
+        if summary.store_recovery.empty:
+            continue
+        keys = [key for key in summary.keys if key in summary.store_recovery]
+        rows = [[_point(row, keys), f"{row['clients']:.0f}", f"{row['missed']:.0f}", f"{row['recovered']:.0f}",
+                 number(row["recovered_share"], "{:.1%}"), number(row["query_p50_s"], "{:.2f}"),
+                 number(row["complete_p50_s"], "{:.2f}"), number(row["complete_max_s"], "{:.2f}")]
+                for _, row in recovery_summary(summary.store_recovery, tuple(keys)).iterrows()]
+        table = written.table(rows, ["point", "returning clients", "missed", "recovered", "share",
+                                     "store answer p50 (s)", "complete after return p50 (s)", "max (s)"], "lrrrrrrr")
+        parts.append(heading(summary) + table.markdown())
+    return joined(parts)
+
+
 LIGHT_HEADLINE_STUDY = "midscale"  # the study whose numbers answer docs/light-clients.md
+CHURN_HEADLINE_STUDY = "midscale-churn"  # the same network with clients leaving: the answer on the store
 
 
 def answer(summarised: dict[str, StudySummary]) -> str | None:
@@ -105,3 +129,53 @@ def answer(summarised: dict[str, StudySummary]) -> str | None:
             f"relay {part['relay_ms']:.0f} ms, filter push {part['filter_push_ms']:.0f} ms. A service node's "
             "upload, relay traffic included, comes to " + number(per_client, "{:,.0f}") + " bytes per client it serves.")
     return "\n".join(lines) + "\n"
+
+
+def churn_answer(summarised: dict[str, StudySummary]) -> str | None:
+    """The store's answer, per size of CHURN_HEADLINE_STUDY: what returning clients missed and got back,
+    and when; and the latency of the light publishers' messages beside LIGHT_HEADLINE_STUDY's (no churn)."""
+    summary = summarised.get(CHURN_HEADLINE_STUDY)
+    if summary is None or summary.store_recovery.empty:
+        return None
+    calm = summarised.get(LIGHT_HEADLINE_STUDY)
+    calm_paths = calm.latency_by_path.set_index(["size_bytes", "path"]) if calm is not None else None
+    paths = summary.latency_by_path.set_index(["size_bytes", "path"])
+    lines = [f"On `{summary.config}` ({len(summary.runs)} validated runs: "
+             f"{', '.join(summary.runs)}; nwaku {summary.nwaku['nwaku_tag']}, patch set {summary.nwaku['patch_set']}):", ""]
+    for _, row in recovery_summary(summary.store_recovery).iterrows():
+        size = int(row["size_bytes"])
+        line = (f"- **{human_size(size)}**: {row['clients']:.0f} clients came back; their filters had missed "
+                f"{row['missed']:.0f} messages, and the store gave back {row['recovered']:.0f} of them "
+                f"({number(row['recovered_share'], '{:.1%}')}). A returning client had the store's answer "
+                f"{row['complete_p50_s']:.2f} s after it came back (median; {row['complete_max_s']:.2f} s at most).")
+        for path in ("light → relay", "light → light"):
+            here = paths.loc[(size, path)]
+            line += f" {path}: p50 / p95 / max {here['p50_ms']:.0f} / {here['p95_ms']:.0f} / {here['max_ms']:.0f} ms"
+            if calm_paths is not None and (size, path) in calm_paths.index:
+                other = calm_paths.loc[(size, path)]
+                line += f", without churn {other['p50_ms']:.0f} / {other['p95_ms']:.0f} / {other['max_ms']:.0f} ms"
+            line += "."
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def cost_by_role(summarised: dict[str, StudySummary]) -> str | None:
+    """Per study with light clients whose runs counted each role's memory, per point and role: the runs'
+    wall time and own peak memory, and a node's private memory at the peak (means over seeds)."""
+    parts = []
+    for summary in _with_light_clients(summarised):
+        memory = summary.memory_by_role
+        if memory.empty:
+            continue
+        with_size = memory.merge(summary.run_metrics[["run", "size_bytes"]], on="run", how="left")
+        keys = summary.keys
+        means = with_size.groupby([*keys, "role"], sort=True).agg(
+            runs=("run", "nunique"), wall_seconds=("wall_seconds", "mean"), peak_memory_bytes=("peak_memory_bytes", "mean"),
+            nodes=("nodes", "mean"), anon_bytes_per_node=("anon_bytes_per_node", "mean")).reset_index()
+        rows = [[_point(row, keys), f"{row['runs']:.0f}", f"{row['wall_seconds']:.0f}",
+                 f"{row['peak_memory_bytes'] / 2**30:.1f}", row["role"], f"{row['nodes']:.0f}",
+                 f"{row['anon_bytes_per_node'] / 2**20:.1f}"] for _, row in means.iterrows()]
+        table = written.table(rows, ["point", "runs", "wall (s)", "peak memory (GiB)", "role", "nwaku processes",
+                                     "private memory per node (MiB)"], "lrrrlrr")
+        parts.append(heading(summary) + table.markdown())
+    return joined(parts)

@@ -23,7 +23,8 @@ from waku_shadow.report import plots
 ALWAYS = [layout.RECEIPTS_WITH_MODEL, layout.RUN_CHECKS, layout.PROVENANCE_TABLE, layout.FIRST_HOPS,
           layout.FIRST_HOPS_SUMMARY, layout.EQUATION2, layout.FIGURE2, layout.HOP_HISTOGRAM, layout.HOP_HISTOGRAMS,
           layout.RESIDUALS_BY_SIZE, layout.RESIDUALS_BY_HOP, layout.RESIDUALS_FIGURE, layout.PER_HOP]
-LIGHT_CLIENTS = [layout.LATENCY_BY_PATH, layout.LATENCY_BY_PATH_FIGURE, layout.LIGHT_DECOMPOSITION, layout.SERVICE_LOAD]
+LIGHT_CLIENTS = [layout.LATENCY_BY_PATH, layout.LATENCY_BY_PATH_FIGURE, layout.LIGHT_DECOMPOSITION, layout.SERVICE_LOAD,
+                 layout.STORE_RECOVERY, layout.MEMORY_BY_ROLE]
 PAPER_COMPARISON = [layout.PAPER_DISTANCES, layout.PAPER_DISTANCES_BY_SEED, layout.PAPER_HOP_SHARES,
                     layout.PAPER_DISTRIBUTIONS]
 
@@ -95,6 +96,8 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
         layout.LIGHT_DECOMPOSITION: lambda: results.light_decomposition,
         layout.SERVICE_LOAD: lambda: results.service_load,
         layout.BYTES_BY_ROLE: lambda: results.bytes_by_role,
+        layout.STORE_RECOVERY: lambda: results.store_recovery,
+        layout.MEMORY_BY_ROLE: lambda: results.memory_by_role,
     }
     figures = {
         layout.FIGURE2: lambda path: plots.figure2(results.figure2, path),

@@ -16,7 +16,8 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       distances_by_round.csv   per size and round of the paper's runs, KS over our seeds
                       latency_histogram.csv    stats.latency_histogram: receipts per point, seed and ms
                       relay_hop_time_histogram.csv  hops.relay_hop_time_histogram per point
-                      latency_by_path.csv, light_decomposition.csv, service_load.csv, bytes_by_role.csv  with light clients
+                      latency_by_path.csv, light_decomposition.csv, service_load.csv, bytes_by_role.csv,
+                      store_recovery.csv, memory_by_role.csv  with light clients
 
 Every study with validated runs here and a config is summarised; the tables that set a study beside
 the paper's data are empty for one that does not run the paper's network (compare.network_differences).
@@ -47,7 +48,8 @@ PROVENANCE = "provenance.json"
 TABLES = ("latency_summary", "distances", "distances_by_seed", "distances_between_seeds", "relay_hop_times", "run_metrics",
           "hop_shares", "distances_by_round", "latency_histogram", "relay_hop_time_histogram")
 OWN_TABLES = ("latency_summary", "run_metrics", "relay_hop_times", "latency_histogram", "relay_hop_time_histogram")  # the rest set a study beside the paper
-LIGHT_TABLES = ("latency_by_path", "light_decomposition", "service_load", "bytes_by_role")  # of a study with light clients
+LIGHT_TABLES = ("latency_by_path", "light_decomposition", "service_load", "bytes_by_role", "store_recovery",
+                "memory_by_role")  # of a study with light clients
 
 
 @dataclass
@@ -78,6 +80,8 @@ class StudySummary:
     light_decomposition: pd.DataFrame = field(default_factory=pd.DataFrame)
     service_load: pd.DataFrame = field(default_factory=pd.DataFrame)
     bytes_by_role: pd.DataFrame = field(default_factory=pd.DataFrame)
+    store_recovery: pd.DataFrame = field(default_factory=pd.DataFrame)
+    memory_by_role: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def table5(self) -> pd.DataFrame:

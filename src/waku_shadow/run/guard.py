@@ -3,6 +3,7 @@ for how memory is measured, shadow_log.py for how Shadow's output is read)."""
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 import signal
@@ -115,6 +116,7 @@ def run(
             f"at or below the memory floor of {gib(memory_floor_bytes)}"
         )
     min_available = baseline_available
+    role_of_host = _roles(run_dir)
     started_utc = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     started = time.monotonic()
     with (run_dir / layout.SHADOW_LOG).open("wb") as stdout:
@@ -164,7 +166,7 @@ def run(
                     _stop(process)
                     break
                 if now >= next_breakdown and (at_peak is None or available <= min_available):
-                    at_peak = memory.breakdown(process.pid, now - started, baseline_available - available)
+                    at_peak = memory.breakdown(process.pid, now - started, baseline_available - available, role_of_host)
                     next_breakdown = now + BREAKDOWN_INTERVAL_S
                 time.sleep(poll_interval_s)
             process.wait()
@@ -267,3 +269,13 @@ def _stop(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _roles(run_dir: Path) -> dict[str, str] | None:
+    """Each host's role (identities.csv), for the memory of each role; None for a run rendered before roles."""
+    try:
+        with (run_dir / layout.IDENTITIES).open(newline="") as identities:
+            rows = list(csv.DictReader(identities))
+    except OSError:
+        return None
+    return {row["host"]: row["role"] for row in rows} if rows and "role" in rows[0] else None

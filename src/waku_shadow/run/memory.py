@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from waku_shadow import layout
@@ -59,6 +59,9 @@ class MemoryBreakdown:
     processes_file_bytes: int  # file-backed pages, counted once per process though the page cache shares them
     shmem_bytes: int  # the system's Shmem: Shadow's shared memory with its processes, and tmpfs files
     merged_bytes: int = 0  # what merging identical pages saves, system-wide (KSM's pages_sharing)
+    # per role of identities.csv (relay, service, light): its nwaku processes and their private memory
+    nodes_by_role: dict[str, int] = field(default_factory=dict)
+    anon_bytes_by_role: dict[str, int] = field(default_factory=dict)
 
 
 def _status_fields(pid: int | str) -> dict[str, int]:
@@ -138,11 +141,17 @@ def session_pss_bytes(session: int) -> int:
     return total
 
 
-def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int) -> MemoryBreakdown:
+def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int, role_of_host: dict[str, str] | None = None,
+              nwaku_program: str = "wakunode2") -> MemoryBreakdown:
+    """The memory of Shadow's session now; with ``role_of_host`` (host -> role) the private memory of
+    each role's ``nwaku_program`` processes too, each process named by the host folder it runs in."""
     shadow = anon = file = count = 0
+    nodes_by_role: dict[str, int] = {}
+    anon_by_role: dict[str, int] = {}
     for pid in _session_members(shadow_pid):
         try:
             fields = _status_fields(pid)
+            role = _role(pid, role_of_host, nwaku_program) if role_of_host and pid != shadow_pid else None
         except OSError:  # exited between listing and reading
             continue
         if not fields:  # a zombie has no memory left
@@ -153,6 +162,9 @@ def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int) -> MemoryB
             count += 1
             anon += fields["RssAnon"]
             file += fields["RssFile"]
+            if role is not None:
+                nodes_by_role[role] = nodes_by_role.get(role, 0) + 1
+                anon_by_role[role] = anon_by_role.get(role, 0) + fields["RssAnon"]
     return MemoryBreakdown(
         wall_seconds=round(wall_seconds, 1),
         taken_bytes=taken_bytes,
@@ -162,7 +174,17 @@ def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int) -> MemoryB
         processes_file_bytes=file,
         shmem_bytes=_meminfo_bytes("Shmem"),
         merged_bytes=_ksm_pages("pages_sharing") * PAGE_SIZE,
+        nodes_by_role=nodes_by_role,
+        anon_bytes_by_role=anon_by_role,
     )
+
+
+def _role(pid: int, role_of_host: dict[str, str], nwaku_program: str) -> str | None:
+    """The role of the host a process of ``nwaku_program`` runs in (its working folder); None for another program."""
+    program, _ = _stat(pid)
+    if not nwaku_program.startswith(program):  # the kernel keeps the first 15 characters of a command
+        return None
+    return role_of_host.get(Path(os.readlink(f"/proc/{pid}/cwd")).name)
 
 
 def _ksm_pages(counter: str) -> int:

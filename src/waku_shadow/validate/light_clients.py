@@ -1,6 +1,8 @@
 """The light clients' checks (light_clients.*): every subscribed client gets every message through its
 service node's filter exactly once (its own included: the service node's relay hands its own publish
-to its filter too), and every lightpush reaches the client's service node once."""
+to its filter too), but for the messages a client that left may miss (those its store query covers);
+every lightpush reaches the client's service node once; every returning client's store query is
+answered in one page."""
 
 from __future__ import annotations
 
@@ -10,19 +12,24 @@ from waku_shadow.validate.validation import Report, listing
 
 
 def check(report: Report, clients: pd.DataFrame, schedule: pd.DataFrame, filter_receipts: pd.DataFrame,
-          lightpushes: pd.DataFrame, min_delivery: float = 1.0) -> None:
+          lightpushes: pd.DataFrame, windows: pd.DataFrame, store_queries: pd.DataFrame,
+          min_delivery: float = 1.0) -> None:
     """Add the light clients' checks and counts to ``report``; ``clients`` has the columns host and
-    service_node (identities.csv's light clients)."""
+    service_node (identities.csv's light clients), ``windows`` the clients' outages with their store
+    windows (render.light_clients.away_windows)."""
     service_of = dict(zip(clients["host"], clients["service_node"]))
     honest = schedule[~schedule["spam"].astype(bool)]
     expected = pd.MultiIndex.from_product([honest["message"], clients["host"]], names=["message", "receiver"])
     honest_receipts = filter_receipts[filter_receipts["message"].isin(honest["message"])]
     got = pd.MultiIndex.from_frame(honest_receipts[["message", "receiver"]])
     missing = expected.difference(got)
+    away = missed_while_away(missing.to_frame(index=False), honest, windows)
+    missing = missing[~away.to_numpy()]
     duplicated = got[got.duplicated()]
     wrong_service = honest_receipts[honest_receipts["from_host"] != honest_receipts["receiver"].map(service_of)]
     report.counts.update({"light_clients": len(clients), "filter_receipts_expected": len(expected),
-                          "filter_receipts": len(honest_receipts), "filter_receipts_missing": len(missing)})
+                          "filter_receipts": len(honest_receipts), "filter_receipts_missing": len(missing),
+                          "filter_receipts_missed_away": int(away.sum())})
     problems = []
     if len(missing) > (1 - min_delivery) * len(expected):
         problems.append(f"{len(missing)} of {len(expected)} filter receipts missing: "
@@ -55,3 +62,38 @@ def check(report: Report, clients: pd.DataFrame, schedule: pd.DataFrame, filter_
                         + listing([f"message {m}: {c} to {s}" for m, c, s in
                                    zip(astray["message"], astray["client"], astray["service_node"])]))
     report.checks["lightpushes"] = "; ".join(problems) or "ok"
+
+    _store_check(report, windows, store_queries, service_of)
+
+
+def missed_while_away(missing: pd.DataFrame, schedule: pd.DataFrame, windows: pd.DataFrame) -> pd.Series:
+    """Which missing filter receipts (columns message, receiver) fall in the receiver's store window:
+    published while it was away, or in the store_lookback before it left."""
+    if windows.empty or missing.empty:
+        return pd.Series(False, index=missing.index)
+    published = missing["message"].map(schedule.set_index("message")["scheduled_ns"])
+    candidates = missing.assign(published=published).reset_index().merge(windows, left_on="receiver", right_on="host")
+    inside = candidates[(candidates["published"] >= candidates["from_ns"]) & (candidates["published"] < candidates["to_ns"])]
+    return pd.Series(missing.index.isin(inside["index"]), index=missing.index)
+
+
+def _store_check(report: Report, windows: pd.DataFrame, store_queries: pd.DataFrame, service_of: dict) -> None:
+    planned = windows.dropna(subset=["query_ns"])
+    answered = planned.merge(store_queries, left_on=["host", "query_ns"], right_on=["client", "query_ns"], how="left")
+    report.counts.update({"store_queries_planned": len(planned), "store_queries": len(store_queries)})
+    if planned.empty:
+        return
+    unanswered = answered[answered["http_code"].isna()]
+    failed = answered[answered["http_code"].notna() & ((answered["http_code"] != 200) | (answered["status_code"] != 200))]
+    paged = answered[answered["more_pages"].fillna(False).astype(bool)]
+    problems = []
+    for frame, what in ((unanswered, "have no answer"), (failed, "failed"), (paged, "needed more than one page")):
+        if not frame.empty:
+            problems.append(f"{len(frame)} of {len(planned)} store queries {what}: " + listing(
+                [f"{h} (service node {service_of.get(h)}) at {q / 1e9:g} s" + _codes(http, status)
+                 for h, q, http, status in zip(frame["host"], frame["query_ns"], frame["http_code"], frame["status_code"])]))
+    report.checks["store queries"] = "; ".join(problems) or "ok"
+
+
+def _codes(http, status) -> str:
+    return "" if pd.isna(http) else f" (HTTP {int(http)}" + ("" if pd.isna(status) else f", store {int(status)}") + ")"
