@@ -13,7 +13,7 @@ from waku_shadow import cli, layout
 from waku_shadow.analyse import light_clients
 from waku_shadow.configuration import loader
 from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.report import light_tables, summaries, study_analysis
+from waku_shadow.report import light_tables, study_analysis, study_report, summaries
 from waku_shadow.run.memory import MemoryBreakdown
 
 
@@ -101,7 +101,7 @@ def test_each_store_query_is_its_answer_and_a_failed_one_is_named(parsed, tmp_pa
     (stdout,) = run.glob("logs/client0015/curl.*.stdout.gz")
     text = gzip.decompress(stdout.read_bytes()).decode().splitlines()
     failed_answer = [json.dumps({"statusCode": 503, "statusDesc": "SERVICE_UNAVAILABLE"}),
-                     text[-1].replace('"http_code": 200', '"http_code": 503')]
+                     text[-1].replace('"http_code": "200"', '"http_code": "503"')]
     stdout.write_bytes(gzip.compress("\n".join(failed_answer).encode()))
     assert cli.main(["parse", "--run-dir", str(run)]) == 0
     assert cli.main(["validate", "--run-dir", str(run)]) != 0
@@ -123,7 +123,7 @@ def test_what_the_store_gave_back_is_what_a_returning_client_had_missed(parsed):
         missed = set(window["message"]) - set(receipts.loc[receipts["receiver"] == client, "message"])
         assert row["window_messages"] == len(window) and row["missed"] == len(missed) > 0
         assert row["recovered"] == len(missed & set(returns.loc[returns["client"] == client, "message"]))
-        assert row["complete_after_return_s"] == pytest.approx(3 + row["query_s"])
+        assert row["answer_after_return_s"] == pytest.approx(3 + row["query_s"])
     summary = light_clients.recovery_summary(recovery.reset_index()).iloc[0]
     assert summary["recovered_share"] == recovery["recovered"].sum() / recovery["missed"].sum()
 
@@ -220,3 +220,8 @@ def test_a_returning_clients_filter_pushes_and_its_service_nodes_relay_wait_for_
     recovery = light_clients.store_recovery(parsed).set_index("client")
     returned = set(pd.read_parquet(parsed / layout.STORE_RETURNS).query("client == 'client0003'")["message"])
     assert {7, 8}.isdisjoint(returned) and recovery.at["client0003", "recovered"] < recovery.at["client0003", "missed"]
+
+
+def test_clients_that_left_are_not_counted_as_relay_churn_in_the_report(parsed):
+    assert not pd.read_csv(LIGHT_RUN / layout.CHURN).empty
+    assert study_report.churn_section([parsed]) == []

@@ -18,7 +18,8 @@ from waku_shadow.analyse import bandwidth, stats
 from waku_shadow.analyse.study_tables import run_columns
 from waku_shadow.configuration import loader
 from waku_shadow.render import churn_plan
-from waku_shadow.render.light_clients import away_windows
+from waku_shadow.parse.light_clients import clients as light_clients_of
+from waku_shadow.render.light_clients import away_windows, in_window
 from waku_shadow.run import run_stats
 
 PATHS = ["relay → relay", "light → relay", "relay → light", "light → light"]
@@ -120,29 +121,28 @@ def busy_bytes(run_dir: Path) -> pd.DataFrame:
 def store_recovery(run_dir: Path) -> pd.DataFrame:
     """Per light client that left and came back in one run (light_clients.churn): the measured messages
     its store window covers, how many its filter missed, how many of those its store query gave back,
-    and when it had them all: its query's answer, counted from its return."""
+    and when it had the store's answer, counted from its return."""
     study = loader.load(run_dir / layout.RUN_CONFIG)
-    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
-    clients = identities[identities["role"] == "light"]
+    clients = light_clients_of(pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False))
     windows = away_windows(study, churn_plan.read(run_dir), set(clients["host"])).dropna(subset=["query_ns"])
     schedule = pd.read_parquet(run_dir / layout.PUBLISHES)
-    measured = schedule[~schedule["warmup"] & ~schedule["spam"].astype(bool)]
-    received = set(zip(*pd.read_parquet(run_dir / layout.FILTER_RECEIPTS)[["message", "receiver"]].T.to_numpy()))
-    queries = pd.read_parquet(run_dir / layout.STORE_QUERIES).set_index(["client", "query_ns"])
-    returned = pd.read_parquet(run_dir / layout.STORE_RETURNS).groupby(["client", "query_ns"])["message"].agg(set)
     rows = []
-    for window in windows.itertuples():
-        key = (window.host, int(window.query_ns))
-        covered = measured.loc[(measured["scheduled_ns"] >= window.from_ns) & (measured["scheduled_ns"] < window.to_ns),
-                               "message"]
-        missed = {m for m in covered if (m, window.host) not in received}
-        gave_back = returned.get(key, set())
-        seconds = queries.at[key, "seconds"] if key in queries.index else np.nan
-        rows.append({"client": window.host, "leave_ns": window.leave_ns, "rejoin_ns": window.rejoin_ns,
-                     "window_messages": len(covered), "missed": len(missed), "recovered": len(missed & gave_back),
-                     "query_s": seconds, "complete_after_return_s": (window.query_ns - window.rejoin_ns) / 1e9 + seconds})
+    if not windows.empty:
+        measured = schedule[~schedule["warmup"] & ~schedule["spam"].astype(bool)]
+        received = set(zip(*pd.read_parquet(run_dir / layout.FILTER_RECEIPTS)[["message", "receiver"]].T.to_numpy()))
+        queries = pd.read_parquet(run_dir / layout.STORE_QUERIES).set_index(["client", "query_ns"])
+        returned = pd.read_parquet(run_dir / layout.STORE_RETURNS).groupby(["client", "query_ns"])["message"].agg(set)
+        for window in windows.itertuples():
+            key = (window.host, int(window.query_ns))
+            covered = measured.loc[in_window(measured["scheduled_ns"], window.from_ns, window.to_ns), "message"]
+            missed = {m for m in covered if (m, window.host) not in received}
+            seconds = queries.at[key, "seconds"] if key in queries.index else np.nan
+            rows.append({"client": window.host, "leave_ns": window.leave_ns, "rejoin_ns": window.rejoin_ns,
+                         "window_messages": len(covered), "missed": len(missed),
+                         "recovered": len(missed & returned.get(key, set())), "query_s": seconds,
+                         "answer_after_return_s": (window.query_ns - window.rejoin_ns) / 1e9 + seconds})
     columns = ["client", "leave_ns", "rejoin_ns", "window_messages", "missed", "recovered", "query_s",
-               "complete_after_return_s"]
+               "answer_after_return_s"]
     return pd.DataFrame(rows, columns=columns).assign(size_bytes=int(schedule["size_bytes"].iloc[0]), **run_columns(run_dir))
 
 
@@ -151,8 +151,8 @@ def recovery_summary(recovery: pd.DataFrame, keys: tuple[str, ...] = ("size_byte
     their store queries gave back, and the median and largest time from return to the store's answer."""
     grouped = recovery.groupby(list(keys))
     summary = grouped.agg(clients=("client", "size"), missed=("missed", "sum"), recovered=("recovered", "sum"),
-                          query_p50_s=("query_s", "median"), complete_p50_s=("complete_after_return_s", "median"),
-                          complete_max_s=("complete_after_return_s", "max")).reset_index()
+                          query_p50_s=("query_s", "median"), answer_p50_s=("answer_after_return_s", "median"),
+                          answer_max_s=("answer_after_return_s", "max")).reset_index()
     summary["recovered_share"] = summary["recovered"] / summary["missed"].where(summary["missed"] > 0)
     return summary
 
@@ -164,9 +164,9 @@ def memory_by_role(run_dir: Path) -> pd.DataFrame:
     stats = run_stats.read_stats(run_dir)
     at_peak = stats.memory_at_peak or {}
     nodes, anon = at_peak.get("nodes_by_role", {}), at_peak.get("anon_bytes_by_role", {})
-    table = pd.DataFrame({"role": sorted(nodes), "nodes": [nodes[r] for r in sorted(nodes)],
-                          "anon_bytes": [anon.get(r, 0) for r in sorted(nodes)]},
-                         columns=["role", "nodes", "anon_bytes"])
+    table = pd.DataFrame({"role": pd.Series(sorted(nodes), dtype=object),
+                          "nodes": pd.Series([nodes[r] for r in sorted(nodes)], dtype="int64"),
+                          "anon_bytes": pd.Series([anon.get(r, 0) for r in sorted(nodes)], dtype="int64")})
     table["anon_bytes_per_node"] = table["anon_bytes"] / table["nodes"]
     # the run's own peak (Shadow and its processes), the machine's fall for a run recorded before it
     peak = stats.own_peak_memory_bytes or stats.peak_memory_bytes

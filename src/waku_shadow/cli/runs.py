@@ -136,6 +136,7 @@ def cmd_validate(args) -> None:
     import pandas as pd
 
     from waku_shadow.parse import light_clients as parsed_light_clients
+    from waku_shadow.parse.store_queries import QUERY_COLUMNS as store_query_columns
     from waku_shadow.render import churn_plan, schedule
     from waku_shadow.render.light_clients import away_windows
     from waku_shadow.run import run_stats
@@ -161,7 +162,9 @@ def cmd_validate(args) -> None:
     )
     if not clients.empty:
         windows = away_windows(study, churn_plan.read(run_dir), set(clients["host"]))
+        # a run parsed before clients left has no store_queries.parquet, and none of its clients left
+        store_queries = (pd.read_parquet(run_dir / layout.STORE_QUERIES) if not windows.empty
+                         else pd.DataFrame(columns=store_query_columns))
         light_clients.check(result, clients, run_schedule, pd.read_parquet(run_dir / layout.FILTER_RECEIPTS),
-                            pd.read_parquet(run_dir / layout.LIGHTPUSHES), windows,
-                            pd.read_parquet(run_dir / layout.STORE_QUERIES), study.min_delivery)
+                            pd.read_parquet(run_dir / layout.LIGHTPUSHES), windows, store_queries, study.min_delivery)
     validation.require(result, run_dir)

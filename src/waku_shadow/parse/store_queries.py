@@ -39,7 +39,7 @@ def tables(run_dir: Path, clients: pd.DataFrame, publishes: pd.DataFrame) -> dic
                                f"schedule, e.g. {unknown[0]}")
             queries.append({"client": client, "service_node": service_node, "query_ns": timing["store_query_ns"],
                             "from_ns": timing["from_ns"], "to_ns": timing["to_ns"], "seconds": timing["seconds"],
-                            "http_code": timing["http_code"], "status_code": answer.get("statusCode"),
+                            "http_code": int(timing["http_code"]), "status_code": answer.get("statusCode"),
                             "returned": len(hashes), "more_pages": answer.get("paginationCursor") is not None})
             returns.extend({"client": client, "query_ns": timing["store_query_ns"], "msg_hash": h,
                             "message": message_of[h]} for h in hashes)

@@ -94,10 +94,10 @@ def store_recovery(summarised: dict[str, StudySummary]) -> str | None:
         keys = [key for key in summary.keys if key in summary.store_recovery]
         rows = [[_point(row, keys), f"{row['clients']:.0f}", f"{row['missed']:.0f}", f"{row['recovered']:.0f}",
                  number(row["recovered_share"], "{:.1%}"), number(row["query_p50_s"], "{:.2f}"),
-                 number(row["complete_p50_s"], "{:.2f}"), number(row["complete_max_s"], "{:.2f}")]
+                 number(row["answer_p50_s"], "{:.2f}"), number(row["answer_max_s"], "{:.2f}")]
                 for _, row in recovery_summary(summary.store_recovery, tuple(keys)).iterrows()]
         table = written.table(rows, ["point", "returning clients", "missed", "recovered", "share",
-                                     "store answer p50 (s)", "complete after return p50 (s)", "max (s)"], "lrrrrrrr")
+                                     "store answer p50 (s)", "answer after return p50 (s)", "max (s)"], "lrrrrrrr")
         parts.append(heading(summary) + table.markdown())
     return joined(parts)
 
@@ -147,7 +147,7 @@ def churn_answer(summarised: dict[str, StudySummary]) -> str | None:
         line = (f"- **{human_size(size)}**: {row['clients']:.0f} clients came back; their filters had missed "
                 f"{row['missed']:.0f} messages, and the store gave back {row['recovered']:.0f} of them "
                 f"({number(row['recovered_share'], '{:.1%}')}). A returning client had the store's answer "
-                f"{row['complete_p50_s']:.2f} s after it came back (median; {row['complete_max_s']:.2f} s at most).")
+                f"{row['answer_p50_s']:.2f} s after it came back (median; {row['answer_max_s']:.2f} s at most).")
         for path in ("light → relay", "light → light"):
             here = paths.loc[(size, path)]
             line += f" {path}: p50 / p95 / max {here['p50_ms']:.0f} / {here['p95_ms']:.0f} / {here['max_ms']:.0f} ms"
@@ -169,9 +169,11 @@ def cost_by_role(summarised: dict[str, StudySummary]) -> str | None:
             continue
         with_size = memory.merge(summary.run_metrics[["run", "size_bytes"]], on="run", how="left")
         keys = summary.keys
+        # a run's wall time and peak once per run, whichever roles its snapshot caught
+        runs = with_size.drop_duplicates("run").groupby(keys).agg(
+            runs=("run", "size"), wall_seconds=("wall_seconds", "mean"), peak_memory_bytes=("peak_memory_bytes", "mean"))
         means = with_size.groupby([*keys, "role"], sort=True).agg(
-            runs=("run", "nunique"), wall_seconds=("wall_seconds", "mean"), peak_memory_bytes=("peak_memory_bytes", "mean"),
-            nodes=("nodes", "mean"), anon_bytes_per_node=("anon_bytes_per_node", "mean")).reset_index()
+            nodes=("nodes", "mean"), anon_bytes_per_node=("anon_bytes_per_node", "mean")).reset_index().join(runs, on=keys)
         rows = [[_point(row, keys), f"{row['runs']:.0f}", f"{row['wall_seconds']:.0f}",
                  f"{row['peak_memory_bytes'] / 2**30:.1f}", row["role"], f"{row['nodes']:.0f}",
                  f"{row['anon_bytes_per_node'] / 2**20:.1f}"] for _, row in means.iterrows()]

@@ -14,6 +14,7 @@ from waku_shadow.configuration.study import Study
 from waku_shadow.configuration.units import human_size, shadow_bandwidth, shadow_time
 from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
+from waku_shadow.parse import light_clients
 from waku_shadow.render import churn_plan
 from waku_shadow.report import tables
 from waku_shadow.report.tables import number
@@ -182,6 +183,9 @@ def churn_section(run_dirs: list[Path]) -> list[str]:
     rows = []
     for run_dir in run_dirs:
         outages = churn_plan.read(run_dir)
+        # light clients that left are the store's (docs/light-clients.md), not relay churn
+        clients = light_clients.clients(pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False))
+        outages = outages[~outages["host"].isin(clients["host"])]
         if outages.empty:
             continue
         counts = json.loads((run_dir / layout.VALIDATION).read_text())["counts"]

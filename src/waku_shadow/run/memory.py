@@ -151,7 +151,6 @@ def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int, role_of_ho
     for pid in _session_members(shadow_pid):
         try:
             fields = _status_fields(pid)
-            role = _role(pid, role_of_host, nwaku_program) if role_of_host and pid != shadow_pid else None
         except OSError:  # exited between listing and reading
             continue
         if not fields:  # a zombie has no memory left
@@ -162,6 +161,7 @@ def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int, role_of_ho
             count += 1
             anon += fields["RssAnon"]
             file += fields["RssFile"]
+            role = _role(pid, role_of_host, nwaku_program) if role_of_host else None
             if role is not None:
                 nodes_by_role[role] = nodes_by_role.get(role, 0) + 1
                 anon_by_role[role] = anon_by_role.get(role, 0) + fields["RssAnon"]
@@ -180,11 +180,15 @@ def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int, role_of_ho
 
 
 def _role(pid: int, role_of_host: dict[str, str], nwaku_program: str) -> str | None:
-    """The role of the host a process of ``nwaku_program`` runs in (its working folder); None for another program."""
-    program, _ = _stat(pid)
-    if not nwaku_program.startswith(program):  # the kernel keeps the first 15 characters of a command
+    """The role of the host a process of ``nwaku_program`` runs in (its working folder); None for another
+    program, or a process that exited meanwhile."""
+    try:
+        program, _ = _stat(pid)
+        if program != nwaku_program[:15]:  # the kernel keeps the first 15 characters of a command
+            return None
+        return role_of_host.get(Path(os.readlink(f"/proc/{pid}/cwd")).name)
+    except OSError:
         return None
-    return role_of_host.get(Path(os.readlink(f"/proc/{pid}/cwd")).name)
 
 
 def _ksm_pages(counter: str) -> int:

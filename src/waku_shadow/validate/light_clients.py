@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from waku_shadow.render.light_clients import in_window
 from waku_shadow.validate.validation import Report, listing
 
 
@@ -73,7 +74,7 @@ def missed_while_away(missing: pd.DataFrame, schedule: pd.DataFrame, windows: pd
         return pd.Series(False, index=missing.index)
     published = missing["message"].map(schedule.set_index("message")["scheduled_ns"])
     candidates = missing.assign(published=published).reset_index().merge(windows, left_on="receiver", right_on="host")
-    inside = candidates[(candidates["published"] >= candidates["from_ns"]) & (candidates["published"] < candidates["to_ns"])]
+    inside = candidates[in_window(candidates["published"], candidates["from_ns"], candidates["to_ns"])]
     return pd.Series(missing.index.isin(inside["index"]), index=missing.index)
 
 
