@@ -17,8 +17,8 @@ from waku_shadow import layout
 from waku_shadow.analyse import bandwidth, stats
 from waku_shadow.analyse.study_tables import run_columns
 from waku_shadow.configuration import loader
-from waku_shadow.render import churn_plan
 from waku_shadow.parse.light_clients import clients as light_clients_of
+from waku_shadow.render import churn_plan
 from waku_shadow.render.light_clients import away_windows, in_window
 from waku_shadow.run import run_stats
 
@@ -87,7 +87,7 @@ def service_load(run_dir: Path) -> pd.DataFrame:
     subtracted), in all and per client."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
     services = identities.loc[identities["role"] == "service", "host"]
-    clients = identities[identities["role"] == "light"].groupby("service_node").size()
+    clients = light_clients_of(identities).groupby("service_node").size()
     pushes = pd.read_parquet(run_dir / layout.LIGHTPUSHES).groupby("service_node").size()
     filtered = pd.read_parquet(run_dir / layout.FILTER_RECEIPTS).groupby("from_host").size()
     load = pd.DataFrame({"service_node": services.to_numpy()})

@@ -148,6 +148,7 @@ def cmd_validate(args) -> None:
     clients = parsed_light_clients.clients(identities)
     relay_hosts = [host for host in identities["host"] if host not in set(clients["host"])]
     run_schedule = schedule.read(run_dir)
+    outages = churn_plan.read(run_dir)
     result = validation.check(
         study.runs()[0].run_id,
         run_stats.read_stats(run_dir),
@@ -157,11 +158,11 @@ def cmd_validate(args) -> None:
         pd.read_parquet(run_dir / layout.RECEIPTS),
         publish_retries.publish_retries(run_dir),
         study.min_delivery,
-        churn_plan.read(run_dir),
+        outages,
         len(pd.read_parquet(run_dir / layout.RECEIPTS_AGAIN)),
     )
     if not clients.empty:
-        windows = away_windows(study, churn_plan.read(run_dir), set(clients["host"]))
+        windows = away_windows(study, outages, set(clients["host"]))
         # a run parsed before clients left has no store_queries.parquet, and none of its clients left
         store_queries = (pd.read_parquet(run_dir / layout.STORE_QUERIES) if not windows.empty
                          else pd.DataFrame(columns=store_query_columns))

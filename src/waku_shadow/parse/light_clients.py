@@ -26,8 +26,11 @@ LIGHTPUSH_COLUMNS = ["msg_hash", "message", "service_node", "client", "received_
 
 
 def clients(identities: pd.DataFrame) -> pd.DataFrame:
-    """identities.csv's light clients (none in a run rendered before light clients: no role column)."""
-    return identities[identities["role"] == "light"] if "role" in identities else identities.iloc[:0]
+    """identities.csv's light clients, with their service_node; none in a run rendered before light
+    clients, whose identities.csv has no role column."""
+    if "role" not in identities:
+        return identities.iloc[:0].assign(role=pd.Series(dtype=object), service_node=pd.Series(dtype=object))
+    return identities[identities["role"] == "light"]
 
 
 def row(host: str, record: dict) -> tuple[str, dict]:

@@ -25,7 +25,7 @@ def tables(run_dir: Path, clients: pd.DataFrame, publishes: pd.DataFrame) -> dic
     a store answer gave); ``clients`` has the columns host and service_node."""
     message_of = dict(zip(publishes["msg_hash"], publishes["message"]))
     queries, returns = [], []
-    for client, service_node in (zip(clients["host"], clients["service_node"]) if not clients.empty else ()):
+    for client, service_node in zip(clients["host"], clients["service_node"]):
         for stdout in sorted((run_dir / layout.LOGS / client).glob("curl.*.stdout.gz")):
             with gzip.open(stdout, "rt") as handle:
                 text = handle.read()

@@ -4,6 +4,7 @@ missing receipts their absence explains."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +31,10 @@ def outages(study: Study, publishers: set[int]) -> list[Outage]:
     if study.churn_leaves_per_minute == 0:
         return []
     rng = random.Random(f"waku-shadow churn seed={study.seed}")
-    mean_gap_ns = 60e9 / study.churn_leaves_per_minute
     candidates = [n for n in range(study.nodes) if n not in publishers]
     back_at: dict[int, int] = {}
     found = []
-    leave = study.bootstrap_ns
-    while True:
-        leave += round(rng.expovariate(1 / mean_gap_ns))
-        if leave > study.last_publish_ns:
-            return found
+    for leave in _leave_times(study, study.churn_leaves_per_minute, rng):
         up = [n for n in candidates if n not in back_at or back_at[n] + study.churn_downtime_ns <= leave]
         if not up:
             continue
@@ -46,6 +42,7 @@ def outages(study: Study, publishers: set[int]) -> list[Outage]:
         back_at[node] = leave + study.churn_downtime_ns
         dials = tuple(sorted(rng.sample([n for n in range(study.nodes) if n != node], study.peers_per_node)))
         found.append(Outage(node, leave, back_at[node], dials))
+    return found
 
 
 def client_outages(study: Study, candidates: list[int]) -> list[Outage]:
@@ -56,17 +53,26 @@ def client_outages(study: Study, candidates: list[int]) -> list[Outage]:
     if light.churn_leaves_per_minute == 0:
         return []
     rng = random.Random(f"waku-shadow light client churn seed={study.seed}")
-    mean_gap_ns = 60e9 / light.churn_leaves_per_minute
     staying = list(candidates)
     found = []
-    leave = study.bootstrap_ns
-    while staying:
-        leave += round(rng.expovariate(1 / mean_gap_ns))
-        if leave > study.last_publish_ns:
+    for leave in _leave_times(study, light.churn_leaves_per_minute, rng):
+        if not staying:
             break
         client = staying.pop(rng.randrange(len(staying)))
         found.append(Outage(client, leave, leave + light.churn_downtime_ns, ()))
     return found
+
+
+def _leave_times(study: Study, leaves_per_minute: int, rng: random.Random) -> Iterator[int]:
+    """The times of a Poisson process of ``leaves_per_minute`` over the publishing window, drawn one
+    at a time from ``rng`` as they are asked for (the caller draws its own choices in between)."""
+    mean_gap_ns = 60e9 / leaves_per_minute
+    leave = study.bootstrap_ns
+    while True:
+        leave += round(rng.expovariate(1 / mean_gap_ns))
+        if leave > study.last_publish_ns:
+            return
+        yield leave
 
 
 def frame(found: list[Outage], hosts: list[str]) -> pd.DataFrame:

@@ -13,8 +13,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from waku_shadow.configuration.study import LightClients
-from waku_shadow.configuration.study import Study
+from waku_shadow.configuration.study import LightClients, Study
 from waku_shadow.render import nwaku
 from waku_shadow.render.identities import Identity
 from waku_shadow.render.nwaku import SIMULATION_EPOCH_NS

@@ -238,7 +238,7 @@ def identities_frame(run: RunPlan) -> pd.DataFrame:
     hosts = [i.host for i in run.identities]
     frame = pd.DataFrame(
         {
-            "host": [i.host for i in run.identities],
+            "host": hosts,
             "ip": [i.ip for i in run.identities],
             "peer_id": [i.peer_id for i in run.identities],
             "short_peer_id": [i.short_peer_id for i in run.identities],
