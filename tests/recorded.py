@@ -18,6 +18,7 @@ RUNS = [RUN_2KB, RUN_100KB]
 CHURN_RUN = RECORDED / "recorded-churn" / "n16-size2000B-seed2"
 SPAM_RUN = RECORDED / "recorded-spam" / "n16-size2000B-seed3"
 LIGHT_RUN = RECORDED / "recorded-light" / "n12-size2000B-seed4"
+LIGHT_TOPICS_RUN = RECORDED / "recorded-light-topics" / "n12-size2000B-seed4"
 CASCADE_RUNS = [RECORDED / "recorded-cascade" / name for name in ("n5-size2000B-seed5", "n5-size500000B-seed5")]
 
 

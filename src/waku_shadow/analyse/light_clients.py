@@ -20,6 +20,7 @@ from waku_shadow.configuration import loader
 from waku_shadow.parse.light_clients import clients as light_clients_of
 from waku_shadow.render import churn_plan
 from waku_shadow.render.light_clients import away_windows, in_window
+from waku_shadow.render.nwaku import CONTENT_TOPIC
 from waku_shadow.run import run_stats
 
 PATHS = ["relay → relay", "light → relay", "relay → light", "light → light"]
@@ -47,10 +48,10 @@ def latency_by_path(receipts: pd.DataFrame, keys: tuple[str, ...] = ("size_bytes
 
 def decomposition(run_dir: Path) -> pd.DataFrame:
     """Each measured light → light receipt of one run in four parts: the lightpush (client's intent
-    to its service node's receipt), the service node (proof and validation, until it hands the
-    message to relay), relay (to the receiving client's service node, with the publishing service
-    node's own filter pushes, which gossipsub awaits before it sends; 0 when that is the same node)
-    and the filter push (to the client)."""
+    to its lightpush service node's receipt), the service node (proof and validation, until it hands
+    the message to relay), relay (to the receiving client's filter service node, with the publishing
+    service node's own filter pushes, which gossipsub awaits before it sends; 0 when that is the same
+    node) and the filter push (to the client)."""
     identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
     service_of = dict(zip(identities["host"], identities["service_node"]))
     receipts = stats.measured(pd.read_parquet(run_dir / layout.FILTER_RECEIPTS))
@@ -120,7 +121,7 @@ def busy_bytes(run_dir: Path) -> pd.DataFrame:
 
 def store_recovery(run_dir: Path) -> pd.DataFrame:
     """Per light client that left and came back in one run (light_clients.churn): the measured messages
-    its store window covers, how many its filter missed, how many of those its store query gave back,
+    on its content topics its store window covers, how many its filter missed, how many of those its store query gave back,
     and when it had the store's answer, counted from its return."""
     study = loader.load(run_dir / layout.RUN_CONFIG)
     clients = light_clients_of(pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False))
@@ -129,12 +130,16 @@ def store_recovery(run_dir: Path) -> pd.DataFrame:
     rows = []
     if not windows.empty:
         measured = schedule[~schedule["warmup"] & ~schedule["spam"].astype(bool)]
+        # a run parsed before content topics had its messages on the first
+        measured = measured.assign(content_topic=measured.get("content_topic", CONTENT_TOPIC))
         received = set(zip(*pd.read_parquet(run_dir / layout.FILTER_RECEIPTS)[["message", "receiver"]].T.to_numpy()))
         queries = pd.read_parquet(run_dir / layout.STORE_QUERIES).set_index(["client", "query_ns"])
         returned = pd.read_parquet(run_dir / layout.STORE_RETURNS).groupby(["client", "query_ns"])["message"].agg(set)
+        topics = dict(zip(clients["host"], clients["content_topics"].str.split(",")))
         for window in windows.itertuples():
             key = (window.host, int(window.query_ns))
-            covered = measured.loc[in_window(measured["scheduled_ns"], window.from_ns, window.to_ns), "message"]
+            mine = measured[measured["content_topic"].isin(topics[window.host])]
+            covered = mine.loc[in_window(mine["scheduled_ns"], window.from_ns, window.to_ns), "message"]
             missed = {m for m in covered if (m, window.host) not in received}
             seconds = queries.at[key, "seconds"] if key in queries.index else np.nan
             rows.append({"client": window.host, "leave_ns": window.leave_ns, "rejoin_ns": window.rejoin_ns,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import sys
@@ -39,7 +40,13 @@ def cmd_render(args) -> None:
     from waku_shadow.render import plan, provenance, run_folder
 
     run_dir = Path(args.run_dir)
+    nwaku_identity = json.loads(Path(args.nwaku_identity).read_text())
     study = sources.study_on_this_machine(json.loads(args.config_json), source="run config")
+    # what the build's patches read is the build's: a sign-off side's tag is not this machine's (a
+    # prebuilt binary's identity knows its tag, not its patches)
+    study = dataclasses.replace(study, stack=dataclasses.replace(
+        study.stack, nwaku_tag=nwaku_identity["nwaku_tag"],
+        nwaku_patches=nwaku_identity.get("patch_tiers") or study.stack.nwaku_patches))
     (size,) = study.message_sizes
     wakunode2 = shutil.which(args.wakunode2)
     curl = shutil.which(study.stack.curl)
@@ -52,7 +59,6 @@ def cmd_render(args) -> None:
     run = plan.plan(study, size)
     run_folder.render(run, run_dir, str(Path(wakunode2).resolve()), str(Path(curl).resolve()))
     (run_dir / layout.RUN_CONFIG).write_text(loader.dump_study(study))
-    nwaku_identity = json.loads(Path(args.nwaku_identity).read_text())
     provenance.write(run_dir, run, shadow=args.shadow, curl=curl, nwaku_identity=nwaku_identity)
 
 

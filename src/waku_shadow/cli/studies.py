@@ -7,6 +7,8 @@ from pathlib import Path
 from waku_shadow import layout
 from waku_shadow.configuration import loader
 
+KERNEL_START_TIMEOUT_S = 600  # s; papermill waits 60 s for a notebook's kernel
+
 
 def cmd_summarize(args) -> None:
     from waku_shadow.analyse import load_study
@@ -56,6 +58,8 @@ def cmd_report(args) -> None:
         str(out),
         parameters={"study_dir": args.study_dir, "compare_with": args.compare_with or ""},
         kernel_name="python3",
+        # beside simulations on every core the kernel may take longer than papermill's 60 s to answer
+        start_timeout=KERNEL_START_TIMEOUT_S,
         progress_bar=False,
         cwd=str(Path.cwd()),
     )

@@ -498,6 +498,9 @@ def _light_clients(light: dict, nodes: int, bootstrap_ns: int | None, interval_n
         publishers=light["publishers"],
         subscribe_at_ns=units.duration_ns(light["subscribe_at"], "light_clients.subscribe_at"),
         subscribe_over_ns=units.duration_ns(light["subscribe_over"], "light_clients.subscribe_over"),
+        service_nodes_per_client=light["service_nodes_per_client"],
+        content_topics=light["content_topics"],
+        topics_per_client=light["topics_per_client"],
         churn_leaves_per_minute=churn["leaves_per_minute"],
         churn_downtime_ns=_positive_quantity(units.duration_ns, churn["downtime"], "light_clients.churn.downtime"),
         store_lookback_ns=units.duration_ns(churn["store_lookback"], "light_clients.churn.store_lookback"),
@@ -512,6 +515,15 @@ def _light_clients(light: dict, nodes: int, bootstrap_ns: int | None, interval_n
         raise refused("light_clients.clients", f"{found.clients} light clients need a service node; set light_clients.service_nodes")
     if found.service_nodes > nodes:
         raise refused("light_clients.service_nodes", f"{found.service_nodes} service nodes are more than network.nodes ({nodes})")
+    if found.clients and found.service_nodes_per_client > found.service_nodes:
+        raise refused("light_clients.service_nodes_per_client", f"{found.service_nodes_per_client} service nodes per client "
+                      f"are more than light_clients.service_nodes ({found.service_nodes})")
+    if found.content_topics > 1 and not found.clients:
+        raise refused("light_clients.content_topics", f"{found.content_topics} content topics without light clients: "
+                      "relay nodes carry every topic alike; set light_clients.clients")
+    if found.topics_per_client > found.content_topics:
+        raise refused("light_clients.topics_per_client", f"{found.topics_per_client} topics per client are more than "
+                      f"light_clients.content_topics ({found.content_topics})")
     if found.publishers > found.clients:
         raise refused("light_clients.publishers", f"{found.publishers} light publishers are more than light_clients.clients ({found.clients})")
     last = found.subscribe_at_ns + found.subscribe_over_ns

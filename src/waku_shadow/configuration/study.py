@@ -69,6 +69,9 @@ class LightClients:
     publishers: int = 0
     subscribe_at_ns: int = 0
     subscribe_over_ns: int = 0
+    service_nodes_per_client: int = 1
+    content_topics: int = 1
+    topics_per_client: int = 1
     churn_leaves_per_minute: int = 0
     churn_downtime_ns: int = 0
     store_lookback_ns: int = 0

@@ -47,11 +47,15 @@ SHADOW_PROCESSES = {"shadow", "shadow-worker", "shadow-logger", "child-pid-watch
 NODE_PROCESS = "wakunode2"
 
 
+def require_rendered(run_dir: Path) -> None:
+    if not (run_dir / layout.SHADOW_CONFIG).is_file():
+        raise RunError(f"{run_dir} is not a rendered run folder: it has no {layout.SHADOW_CONFIG}")
+
+
 def rerun_folder(run_dir: Path, out: Path) -> Path:
     """``out/run``, made afresh with ``run_dir``'s shadow.yaml and network graph, to rerun its simulation
     in (the binaries and message files shadow.yaml names are absolute paths)."""
-    if not (run_dir / layout.SHADOW_CONFIG).is_file():
-        raise RunError(f"{run_dir} is not a rendered run folder: it has no {layout.SHADOW_CONFIG}")
+    require_rendered(run_dir)
     scratch = out / "run"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
@@ -67,6 +71,7 @@ def record(run_dir: Path, out: Path, shadow_binary: str, memory_floor_bytes: int
     The run folder itself is left as it is: shadow.yaml and the network graph are copied (the
     binaries and message files it names are absolute paths). Shadow runs under the memory guard.
     """
+    require_rendered(run_dir)  # the input's error first, whatever the machine has
     perf = shutil.which("perf")
     if perf is None:
         raise RunError("perf not found: install it (Debian: linux-perf) to profile a run")

@@ -14,7 +14,7 @@ import pandas as pd
 
 from waku_shadow.errors import LogError
 from waku_shadow.render.identities import short_peer_id
-from waku_shadow.render.nwaku import SIMULATION_EPOCH_NS
+from waku_shadow.render.nwaku import CONTENT_TOPIC, SIMULATION_EPOCH_NS
 
 FILTER_RECEIVED = "received filter push"
 LIGHTPUSH_HANDLED = "handling lightpush request"
@@ -23,14 +23,29 @@ TABLES = ("filter_receipts", "lightpushes")
 FILTER_COLUMNS = ["msg_hash", "message", "warmup", "spam", "size_bytes", "payload_bytes", "publisher", "light_client",
                   "receiver", "from_peer", "from_host", "intent_ns", "publish_ns", "received_ns", "latency_ms"]
 LIGHTPUSH_COLUMNS = ["msg_hash", "message", "service_node", "client", "received_ns"]
+CLIENT_COLUMNS = ["role", "service_node", "lightpush_node", "store_node", "content_topics"]
 
 
 def clients(identities: pd.DataFrame) -> pd.DataFrame:
-    """identities.csv's light clients, with their service_node; none in a run rendered before light
-    clients, whose identities.csv has no role column."""
+    """identities.csv's light clients, with their service nodes (service_node, its filter's;
+    lightpush_node, store_node) and content_topics (comma-separated); none in a run rendered before
+    light clients, whose identities.csv has no role column. In a run rendered before those columns,
+    each client used its service_node for all three protocols and the one content topic."""
     if "role" not in identities:
-        return identities.iloc[:0].assign(role=pd.Series(dtype=object), service_node=pd.Series(dtype=object))
-    return identities[identities["role"] == "light"]
+        return identities.iloc[:0].assign(**{column: pd.Series(dtype=object) for column in CLIENT_COLUMNS})
+    light = identities[identities["role"] == "light"]
+    return light.assign(lightpush_node=light.get("lightpush_node", light["service_node"]),
+                        store_node=light.get("store_node", light["service_node"]),
+                        content_topics=light.get("content_topics", CONTENT_TOPIC))
+
+
+def subscribed(messages: pd.DataFrame, clients: pd.DataFrame) -> pd.MultiIndex:
+    """The (message, receiver) pairs the clients' subscriptions cover: each of ``messages``
+    (columns message and content_topic) at every client subscribed to its topic."""
+    topics = clients[["host", "content_topics"]].assign(content_topic=clients["content_topics"].str.split(","))
+    pairs = messages[["message", "content_topic"]].merge(topics.explode("content_topic"), on="content_topic")
+    pairs = pairs.sort_values(["message", "host"])
+    return pd.MultiIndex.from_arrays([pairs["message"], pairs["host"]], names=["message", "receiver"])
 
 
 def row(host: str, record: dict) -> tuple[str, dict]:

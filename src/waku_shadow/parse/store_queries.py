@@ -22,10 +22,10 @@ TIMING_KEY = '"store_query_ns"'
 
 def tables(run_dir: Path, clients: pd.DataFrame, publishes: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """store_queries (one row per query a client made) and store_returns (one row per message hash
-    a store answer gave); ``clients`` has the columns host and service_node."""
+    a store answer gave); ``clients`` has the columns host and store_node, the service node each asks."""
     message_of = dict(zip(publishes["msg_hash"], publishes["message"]))
     queries, returns = [], []
-    for client, service_node in zip(clients["host"], clients["service_node"]):
+    for client, service_node in zip(clients["host"], clients["store_node"]):
         for stdout in sorted((run_dir / layout.LOGS / client).glob("curl.*.stdout.gz")):
             with gzip.open(stdout, "rt") as handle:
                 text = handle.read()

@@ -1,7 +1,8 @@
 """Light clients and their service nodes (light_clients.*): who serves whom, and how each runs nwaku.
 
 Service nodes are relay nodes that also serve lightpush, filter and store; light clients are the
-hosts after the study's relay nodes, with relay off, each attached to one service node.
+hosts after the study's relay nodes, with relay off, each using one service node per protocol
+(light_clients.service_nodes_per_client of them) and subscribed to its content topics.
 """
 
 from __future__ import annotations
@@ -35,23 +36,39 @@ WINDOW_COLUMNS = ["host", "leave_ns", "rejoin_ns", "from_ns", "to_ns", "query_ns
 class Roles:
     relay_nodes: int
     service_nodes: tuple[int, ...]  # relay node indices, sorted
-    client_service: tuple[int, ...]  # client k (node index relay_nodes + k) -> its service node's index
+    client_service: tuple[int, ...]  # client k (node index relay_nodes + k) -> its filter's service node (dealt)
     light_publishers: tuple[int, ...]  # node indices of the clients that publish, sorted
     subscribe_ns: tuple[int, ...]  # client k -> when it subscribes through its service node's filter
+    client_lightpush: tuple[int, ...]  # client k -> its lightpush's service node
+    client_store: tuple[int, ...]  # client k -> its store's service node
+    client_topics: tuple[tuple[int, ...], ...]  # client k -> its content topics; it publishes on the first
 
     def service_of(self, index: int) -> int:
+        """The service node whose filter the client subscribes to."""
         return self.client_service[index - self.relay_nodes]
+
+    def lightpush_of(self, index: int) -> int:
+        return self.client_lightpush[index - self.relay_nodes]
+
+    def store_of(self, index: int) -> int:
+        return self.client_store[index - self.relay_nodes]
+
+    def topics_of(self, index: int) -> tuple[int, ...]:
+        return self.client_topics[index - self.relay_nodes]
 
     def is_client(self, index: int) -> bool:
         return index >= self.relay_nodes
 
     def clients_of(self, service_node: int) -> int:
-        return self.client_service.count(service_node)
+        """How many clients use the service node, for any protocol."""
+        return sum(service_node in used for used in zip(self.client_service, self.client_lightpush, self.client_store))
 
 
 def choose(study: Study) -> Roles:
     """Service nodes drawn from the seed among the relay nodes; the clients dealt to them in turn in
-    a seeded order, so every service node serves as many clients as another, give or take one."""
+    a seeded order, so every service node serves as many clients' filters as another, give or take
+    one. A client's other service nodes (service_nodes_per_client) and its content topics are drawn
+    from seeds of their own, so a study that sets neither draws exactly as before they existed."""
     light = study.light_clients
     rng = random.Random(f"waku-shadow light clients seed={study.seed}")
     service_nodes = tuple(sorted(rng.sample(range(study.nodes), light.service_nodes)))
@@ -66,8 +83,27 @@ def choose(study: Study) -> Roles:
     subscribe_ns = [0] * light.clients
     for turn, k in enumerate(subscribe_order):
         subscribe_ns[k] = light.subscribe_at_ns + turn * light.subscribe_over_ns // max(light.clients, 1)
+    lightpush, store = _other_service_nodes(study, service_nodes, client_service)
+    topic_rng = random.Random(f"waku-shadow content topics seed={study.seed}")
+    topics = tuple(tuple(topic_rng.sample(range(light.content_topics), light.topics_per_client)) for _ in range(light.clients))
     return Roles(study.nodes, service_nodes, tuple(client_service), tuple(study.nodes + k for k in publishers),
-                 tuple(subscribe_ns))
+                 tuple(subscribe_ns), lightpush, store, topics)
+
+
+def _other_service_nodes(study: Study, service_nodes: tuple[int, ...],
+                         client_service: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Each client's lightpush and store service nodes: its filter's with one service node per client;
+    with two its lightpush moves to another, drawn from the seed; with three its store to a third."""
+    extra = study.light_clients.service_nodes_per_client - 1
+    if not extra:
+        return tuple(client_service), tuple(client_service)
+    rng = random.Random(f"waku-shadow service nodes per client seed={study.seed}")
+    lightpush, store = [], []
+    for filter_node in client_service:
+        others = rng.sample([s for s in service_nodes if s != filter_node], extra)
+        lightpush.append(others[0])
+        store.append(others[1] if extra == 2 else filter_node)
+    return tuple(lightpush), tuple(store)
 
 
 def service_args(relay_args: list[str], stop_time_ns: int) -> list[str]:
@@ -84,9 +120,9 @@ def service_connections(relay_connections: int, clients: int) -> int:
     return max(relay_connections, -(-(clients + nwaku.CONNECTION_HEADROOM) * 100 // nwaku.RELAY_SERVICE_RATIO[1]))
 
 
-def client_args(study: Study, me: Identity, service: Identity, max_msg_size: int) -> list[str]:
-    """A light client: relay off, lightpush, filter and store through its service node, REST on."""
-    service_address = nwaku.multiaddr_of(service.ip, service.peer_id)
+def client_args(study: Study, me: Identity, lightpush: Identity, filter_node: Identity, store: Identity,
+                max_msg_size: int) -> list[str]:
+    """A light client: relay off, lightpush, filter and store each through its service node, REST on."""
     return [
         f"--nodekey={me.nodekey}",
         "--listen-address=0.0.0.0",
@@ -98,9 +134,9 @@ def client_args(study: Study, me: Identity, service: Identity, max_msg_size: int
         "--num-shards-in-network=1",
         f"--max-msg-size={max_msg_size}B",
         *nwaku.RELAY_ONLY_FLAGS,
-        f"--lightpushnode={service_address}",
-        f"--filternode={service_address}",
-        f"--storenode={service_address}",
+        f"--lightpushnode={nwaku.multiaddr_of(lightpush.ip, lightpush.peer_id)}",
+        f"--filternode={nwaku.multiaddr_of(filter_node.ip, filter_node.peer_id)}",
+        f"--storenode={nwaku.multiaddr_of(store.ip, store.peer_id)}",
         f"--log-level={study.nwaku_log_level}",
         "--log-format=JSON",
         "--rest=true",
@@ -109,8 +145,8 @@ def client_args(study: Study, me: Identity, service: Identity, max_msg_size: int
     ]
 
 
-def subscribe_body(k: int) -> str:
-    return json.dumps({"requestId": f"subscribe-{k}", "contentFilters": [nwaku.CONTENT_TOPIC],
+def subscribe_body(k: int, topics: tuple[int, ...]) -> str:
+    return json.dumps({"requestId": f"subscribe-{k}", "contentFilters": [nwaku.content_topic(t) for t in topics],
                        "pubsubTopic": nwaku.PUBSUB_TOPIC})
 
 
@@ -138,12 +174,12 @@ def away_windows(study: Study, outages: pd.DataFrame, clients: set[str]) -> pd.D
     return pd.DataFrame(windows, columns=WINDOW_COLUMNS).astype({"query_ns": "Int64"})
 
 
-def store_query_args(from_ns: int, to_ns: int, query_ns: int) -> list[str]:
+def store_query_args(from_ns: int, to_ns: int, query_ns: int, topics: tuple[int, ...]) -> list[str]:
     """curl's arguments for a returning client's store query: the hashes of every message on its
-    content topic in the window, one page; the answer and then a line with its timing on stdout. An
+    content topics in the window, one page; the answer and then a line with its timing on stdout. An
     HTTP error is not curl's failure: validation names it (curl writes http_code 000 when it got no
     answer at all, and exits non-zero, which Shadow reports as the process's failure)."""
-    query = urlencode({"includeData": "false", "pubsubTopic": nwaku.PUBSUB_TOPIC, "contentTopics": nwaku.CONTENT_TOPIC,
+    query = urlencode({"includeData": "false", "pubsubTopic": nwaku.PUBSUB_TOPIC, "contentTopics": ",".join(nwaku.content_topic(t) for t in topics),
                        "startTime": SIMULATION_EPOCH_NS + from_ns, "endTime": SIMULATION_EPOCH_NS + to_ns,
                        "pageSize": LightClients.STORE_PAGE, "ascending": "true"})
     return ["--no-progress-meter", "--show-error", "--max-time", "60",

@@ -20,6 +20,13 @@ SHARD = 0
 PUBSUB_TOPIC = f"/waku/2/rs/{CLUSTER_ID}/{SHARD}"
 CONTENT_TOPIC = "/waku-shadow/1/latency/proto"
 
+
+def content_topic(index: int) -> str:
+    """The study's content topic ``index`` (light_clients.content_topics); the first keeps the name
+    every study had before there were more."""
+    return CONTENT_TOPIC if index == 0 else f"/waku-shadow/1/topic-{index}/proto"
+
+
 # Settings read by nwaku-patches/ (unset = nwaku's own behaviour).
 ENV_PROOF_GENERATION_NS = "WAKU_SIM_PROOF_GENERATION_DELAY_NS"
 ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"

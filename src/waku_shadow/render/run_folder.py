@@ -83,7 +83,9 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
 
         def nwaku_process(dials: tuple[int, ...], start_ns: int) -> dict:
             if roles.is_client(me.index):
-                args = light_clients.client_args(study, me, run.identities[roles.service_of(me.index)], max_msg_size)
+                args = light_clients.client_args(study, me, run.identities[roles.lightpush_of(me.index)],
+                                                 run.identities[roles.service_of(me.index)],
+                                                 run.identities[roles.store_of(me.index)], max_msg_size)
             else:
                 serves = me.index in service_nodes
                 args = nwaku.args(
@@ -104,7 +106,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
             }
 
         def subscribe(at_ns: int) -> dict:
-            return curl_process(curl, light_clients.subscribe_body(me.index - roles.relay_nodes),
+            return curl_process(curl, light_clients.subscribe_body(me.index - roles.relay_nodes, roles.topics_of(me.index)),
                                 f"http://127.0.0.1:{nwaku.REST_PORT}{light_clients.FILTER_SUBSCRIBE_PATH}",
                                 at_ns, retried=True, inline=True)
 
@@ -122,7 +124,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                 node = nwaku_process(outage.dials, outage.rejoin_ns)
                 processes.append(node)
             if roles.is_client(me.index):
-                processes.extend(returning_client(study, curl, outage, subscribe))
+                processes.extend(returning_client(study, curl, outage, subscribe, roles.topics_of(me.index)))
         for message in run.messages:
             if me.index != (message.publisher if message.light_client is None else message.light_client):
                 continue
@@ -165,14 +167,14 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     return {**config, "hosts": hosts}
 
 
-def returning_client(study: Study, curl: str, outage: churn_plan.Outage, subscribe) -> list[dict]:
-    """A light client back from an outage subscribes again, then asks its service node's store for
-    what it missed; nothing when it is not back before the run ends."""
+def returning_client(study: Study, curl: str, outage: churn_plan.Outage, subscribe, topics: tuple[int, ...]) -> list[dict]:
+    """A light client back from an outage subscribes again, then asks its store's service node for
+    what it missed on its content topics; nothing when it is not back before the run ends."""
     from_ns, to_ns, query_ns = light_clients.store_window(study, outage.leave_ns, outage.rejoin_ns)
     if query_ns is None:
         return []
     resubscribe_ns = outage.rejoin_ns + study.light_clients.RESUBSCRIBE_AFTER_NS
-    store_query = {"path": curl, "args": light_clients.store_query_args(from_ns, to_ns, query_ns),
+    store_query = {"path": curl, "args": light_clients.store_query_args(from_ns, to_ns, query_ns, topics),
                    "start_time": shadow_time(query_ns), "expected_final_state": {"exited": 0}}
     return [subscribe(resubscribe_ns), store_query]
 
@@ -245,12 +247,20 @@ def identities_frame(run: RunPlan) -> pd.DataFrame:
             "nodekey": [i.nodekey for i in run.identities],
             "publisher": [i.index in run.publishers for i in run.identities],
             "role": [role(run, i.index) for i in run.identities],
-            "service_node": [hosts[run.roles.service_of(i.index)] if run.roles.is_client(i.index) else "" for i in run.identities],
+            "service_node": client_column(run, lambda i: hosts[run.roles.service_of(i)]),
+            "lightpush_node": client_column(run, lambda i: hosts[run.roles.lightpush_of(i)]),
+            "store_node": client_column(run, lambda i: hosts[run.roles.store_of(i)]),
+            "content_topics": client_column(run, lambda i: ",".join(nwaku.content_topic(t) for t in run.roles.topics_of(i))),
         }
     )
     if run.node_locations is not None:
         frame["location"] = run.node_locations
     return frame
+
+
+def client_column(run: RunPlan, value) -> list[str]:
+    """identities.csv's column of a client's ``value(index)``, empty for relay nodes."""
+    return [value(i.index) if run.roles.is_client(i.index) else "" for i in run.identities]
 
 
 def links_frame(run: RunPlan) -> pd.DataFrame:

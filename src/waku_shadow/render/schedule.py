@@ -37,11 +37,12 @@ class Message:
     spam: bool = False  # published by a spammer above RLN's rate limit (spam.*)
     meta: bytes = b""  # the stand-in for its RLN proof, when rln.epoch is set
     light_client: int | None = None  # the light client that lightpushes it to its service node, the publisher
+    content_topic: str = nwaku.CONTENT_TOPIC
 
     def rest_body(self) -> str:
         body = {
             "payload": base64.b64encode(self.payload).decode(),
-            "contentTopic": nwaku.CONTENT_TOPIC,
+            "contentTopic": self.content_topic,
             "timestamp": self.timestamp_ns,
         }
         if self.meta:
@@ -53,29 +54,38 @@ class Message:
 
 def build(study: Study, size_bytes: int, roles: Roles | None = None) -> list[Message]:
     """Warm-up messages first, then every publisher's measured messages, round-robin (the relay
-    publishers, then the light publishers, whose messages enter relay at their service node); then
-    the spammers' messages; each with its stand-in RLN proof when the study enforces the rate limit."""
+    publishers, then the light publishers, whose messages enter relay at their lightpush's service
+    node); then the spammers' messages; each with its stand-in RLN proof when the study enforces the
+    rate limit. A light publisher's messages are on its first content topic; the relay publishers'
+    take the study's topics in turn, the k-th relay message topic k mod content_topics, so every
+    topic gets its share whatever the number of publishers; the spammers' are on the first."""
     publishers = choose_publishers(study.topology, study.nodes, study.publishers, study.seed)
     roles = roles or light_clients.choose(study)
-    sources = [(p, None) for p in publishers] + [(roles.service_of(c), c) for c in roles.light_publishers]
-    messages = [
-        _message(study, size_bytes, index, *sources[index % len(sources)], study.bootstrap_ns + index * study.interval_ns)
-        for index in range(study.messages_per_run)
-    ]
+    sources = [(p, None) for p in publishers] + [(roles.lightpush_of(c), c) for c in roles.light_publishers]
+    messages, relayed = [], 0
+    for index in range(study.messages_per_run):
+        publisher, light_client = sources[index % len(sources)]
+        if light_client is None:
+            topic, relayed = relayed % study.light_clients.content_topics, relayed + 1
+        else:
+            topic = roles.topics_of(light_client)[0]
+        messages.append(_message(study, size_bytes, index, publisher, light_client,
+                                 study.bootstrap_ns + index * study.interval_ns, topic))
     if study.spam.active:
         spread_ns = study.rln.epoch_ns / study.spam.messages_per_epoch
         spam_times = [study.bootstrap_ns + round(k * spread_ns) for k in range(round(study.spam.duration_ns / spread_ns))]
         for spammer in choose_spammers(study, publishers + list(roles.service_nodes)):
             for publish_at in spam_times:
-                messages.append(_message(study, size_bytes, len(messages), spammer, None, publish_at, spam=True))
+                messages.append(_message(study, size_bytes, len(messages), spammer, None, publish_at, 0, spam=True))
     return with_proofs(study, messages) if study.rln.epoch_ns else messages
 
 
 def _message(study: Study, size_bytes: int, index: int, publisher: int, light_client: int | None, publish_at: int,
-             spam: bool = False) -> Message:
+             topic_index: int, spam: bool = False) -> Message:
     rng = random.Random(f"waku-shadow payload seed={study.seed} size={size_bytes} message={index}")
     payload = rng.randbytes(size_bytes)
     timestamp = nwaku.SIMULATION_EPOCH_NS + publish_at
+    topic = nwaku.content_topic(topic_index)
     return Message(
         index=index,
         warmup=index < study.warmup_messages,
@@ -84,9 +94,10 @@ def _message(study: Study, size_bytes: int, index: int, publisher: int, light_cl
         publish_at_ns=publish_at,
         timestamp_ns=timestamp,
         payload=payload,
-        msg_hash=nwaku.message_hash(nwaku.PUBSUB_TOPIC, payload, nwaku.CONTENT_TOPIC, timestamp),
+        msg_hash=nwaku.message_hash(nwaku.PUBSUB_TOPIC, payload, topic, timestamp),
         spam=spam,
         light_client=light_client,
+        content_topic=topic,
     )
 
 
@@ -118,7 +129,7 @@ def with_proofs(study: Study, messages: list[Message]) -> list[Message]:
         meta = f"{PROOF_PREFIX}{valid}:{nullifier}".encode()
         proved.append(dataclasses.replace(
             message, meta=meta,
-            msg_hash=nwaku.message_hash(nwaku.PUBSUB_TOPIC, message.payload, nwaku.CONTENT_TOPIC, message.timestamp_ns, meta),
+            msg_hash=nwaku.message_hash(nwaku.PUBSUB_TOPIC, message.payload, message.content_topic, message.timestamp_ns, meta),
         ))
     return sorted(proved, key=lambda m: m.index)
 
@@ -133,6 +144,7 @@ def to_frame(messages: list[Message], hosts: list[str]) -> pd.DataFrame:
             "rln_proof": [m.meta.decode() for m in messages],
             "publisher": [hosts[m.publisher] for m in messages],
             "light_client": ["" if m.light_client is None else hosts[m.light_client] for m in messages],
+            "content_topic": [m.content_topic for m in messages],
             "size_bytes": [m.size_bytes for m in messages],
             "scheduled_ns": [m.publish_at_ns for m in messages],
         }
@@ -148,9 +160,11 @@ def write(messages: list[Message], hosts: list[str], run_dir: Path) -> None:
 
 
 def read(run_dir: Path) -> pd.DataFrame:
-    """A run's schedule.csv; one rendered before studies of spam has no spammers and no proofs."""
+    """A run's schedule.csv; one rendered before studies of spam has no spammers and no proofs, one
+    rendered before content topics has them all on the first."""
     frame = pd.read_csv(run_dir / layout.SCHEDULE, keep_default_na=False)
-    return frame.assign(**{column: frame.get(column, default) for column, default in (("spam", False), ("rln_proof", ""), ("light_client", ""))})
+    defaults = (("spam", False), ("rln_proof", ""), ("light_client", ""), ("content_topic", nwaku.CONTENT_TOPIC))
+    return frame.assign(**{column: frame.get(column, default) for column, default in defaults})
 
 
 def body_name(message: Message) -> str:

@@ -28,11 +28,11 @@ from waku_shadow.analyse import study_runs
 from waku_shadow.analyse.study_runs import studies
 from waku_shadow.configuration import signoff
 from waku_shadow.configuration.units import human_size
-from waku_shadow.cost import cost_model, profile, select_census
+from waku_shadow.cost import container, cost_model, profile, select_census
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.report import light_tables, results_tables, summaries, summary_tables
+from waku_shadow.report import cost_answers, light_tables, results_tables, summaries, summary_tables, switch_table
 from waku_shadow.report import tables as written
 from waku_shadow.run import run_stats
 
@@ -179,6 +179,10 @@ def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None
         "store-recovery": light_tables.store_recovery(summarised),
         "light-churn-answer": light_tables.churn_answer(summarised),
         "light-cost": light_tables.cost_by_role(summarised),
+        "targets": cost_answers.targets(summarised),
+        "performance-answer": cost_answers.performance_answer(summarised, law),
+        "container": container.block(bench_dir),
+        "time-savers": switch_table.time_savers(bench_dir), "trades": switch_table.trades(bench_dir),
     }
 
 

@@ -1,13 +1,14 @@
-"""The light clients' checks (light_clients.*): every subscribed client gets every message through its
-service node's filter exactly once (its own included: the service node's relay hands its own publish
-to its filter too), but for the messages a client that left may miss (those its store query covers);
-every lightpush reaches the client's service node once; every returning client's store query is
-answered in one page."""
+"""The light clients' checks (light_clients.*): every client gets every message on its content topics
+through its service node's filter exactly once (its own included: the service node's relay hands its
+own publish to its filter too), and no other message, but for the messages a client that left may
+miss (those its store query covers); every lightpush reaches the client's lightpush service node
+once; every returning client's store query is answered in one page."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from waku_shadow.parse.light_clients import subscribed
 from waku_shadow.render.light_clients import in_window
 from waku_shadow.validate.validation import Report, listing
 
@@ -15,15 +16,16 @@ from waku_shadow.validate.validation import Report, listing
 def check(report: Report, clients: pd.DataFrame, schedule: pd.DataFrame, filter_receipts: pd.DataFrame,
           lightpushes: pd.DataFrame, windows: pd.DataFrame, store_queries: pd.DataFrame,
           min_delivery: float = 1.0) -> None:
-    """Add the light clients' checks and counts to ``report``; ``clients`` has the columns host and
-    service_node (identities.csv's light clients), ``windows`` the clients' outages with their store
-    windows (render.light_clients.away_windows)."""
+    """Add the light clients' checks and counts to ``report``; ``clients`` is identities.csv's light
+    clients (parse.light_clients.clients), ``windows`` the clients' outages with their store windows
+    (render.light_clients.away_windows)."""
     service_of = dict(zip(clients["host"], clients["service_node"]))
     honest = schedule[~schedule["spam"].astype(bool)]
-    expected = pd.MultiIndex.from_product([honest["message"], clients["host"]], names=["message", "receiver"])
+    expected = subscribed(honest, clients)
     honest_receipts = filter_receipts[filter_receipts["message"].isin(honest["message"])]
     got = pd.MultiIndex.from_frame(honest_receipts[["message", "receiver"]])
     missing = expected.difference(got)
+    unsubscribed = got.unique().difference(expected)
     away = missed_while_away(missing.to_frame(index=False), honest, windows)
     missing = missing[~away.to_numpy()]
     duplicated = got[got.duplicated()]
@@ -35,6 +37,10 @@ def check(report: Report, clients: pd.DataFrame, schedule: pd.DataFrame, filter_
     if len(missing) > (1 - min_delivery) * len(expected):
         problems.append(f"{len(missing)} of {len(expected)} filter receipts missing: "
                         + listing([f"{r} (service node {service_of[r]}) never got message {m}" for m, r in missing]))
+    if len(unsubscribed):
+        topic_of = dict(zip(honest["message"], honest["content_topic"]))
+        problems.append(f"{len(unsubscribed)} filter receipts of a content topic the client did not subscribe to: "
+                        + listing([f"{r} got message {m} ({topic_of[m]})" for m, r in unsubscribed]))
     if len(duplicated):
         problems.append(f"{len(duplicated)} duplicate filter receipts: "
                         + listing([f"{r} got message {m} twice" for m, r in duplicated]))
@@ -64,7 +70,7 @@ def check(report: Report, clients: pd.DataFrame, schedule: pd.DataFrame, filter_
                                    zip(astray["message"], astray["client"], astray["service_node"])]))
     report.checks["lightpushes"] = "; ".join(problems) or "ok"
 
-    _store_check(report, windows, store_queries, service_of)
+    _store_check(report, windows, store_queries, dict(zip(clients["host"], clients["store_node"])))
 
 
 def missed_while_away(missing: pd.DataFrame, schedule: pd.DataFrame, windows: pd.DataFrame) -> pd.Series:
@@ -78,7 +84,7 @@ def missed_while_away(missing: pd.DataFrame, schedule: pd.DataFrame, windows: pd
     return pd.Series(missing.index.isin(inside["index"]), index=missing.index)
 
 
-def _store_check(report: Report, windows: pd.DataFrame, store_queries: pd.DataFrame, service_of: dict) -> None:
+def _store_check(report: Report, windows: pd.DataFrame, store_queries: pd.DataFrame, store_of: dict) -> None:
     planned = windows.dropna(subset=["query_ns"])
     answered = planned.merge(store_queries, left_on=["host", "query_ns"], right_on=["client", "query_ns"], how="left")
     report.counts.update({"store_queries_planned": len(planned), "store_queries": len(store_queries)})
@@ -91,7 +97,7 @@ def _store_check(report: Report, windows: pd.DataFrame, store_queries: pd.DataFr
     for frame, what in ((unanswered, "have no answer"), (failed, "failed"), (paged, "needed more than one page")):
         if not frame.empty:
             problems.append(f"{len(frame)} of {len(planned)} store queries {what}: " + listing(
-                [f"{h} (service node {service_of.get(h)}) at {q / 1e9:g} s" + _codes(http, status)
+                [f"{h} (service node {store_of.get(h)}) at {q / 1e9:g} s" + _codes(http, status)
                  for h, q, http, status in zip(frame["host"], frame["query_ns"], frame["http_code"], frame["status_code"])]))
     report.checks["store queries"] = "; ".join(problems) or "ok"
 
