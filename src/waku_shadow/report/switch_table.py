@@ -68,5 +68,6 @@ def time_savers(bench_dir: Path) -> str:
 
 def trades(bench_dir: Path) -> str:
     """Each overlay that trades memory for speed: without → with it."""
-    rows = [[f"`{overlay}.yaml`", what, _measured(paired(bench_dir, overlay), 1, 0)] for overlay, what in TRADES]
+    rows = [[f"`configs/overlays/{overlay}.yaml`", what, _measured(paired(bench_dir, overlay), 1, 0)]
+            for overlay, what in TRADES]
     return written.table(rows, ["overlay", "what it changes", "measured: without → with"], "lll").markdown()
