@@ -12,7 +12,7 @@ from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import cost_model
 from waku_shadow.report import tables as written
 from waku_shadow.report.summaries import StudySummary
-from waku_shadow.report.summary_tables import CAPACITY_GIB, nwaku_build, simulation_span
+from waku_shadow.report.summary_tables import CAPACITY_GIB, nwaku_build, simulation_span, span_seconds
 
 DEFAULT_STUDY = "default"
 PAPER_STUDY = "paper-calibrated"
@@ -25,12 +25,10 @@ def _minutes(seconds: float) -> str:
 def _elapsed(summary: StudySummary) -> str:
     """From its first run's start to its last run's end (the runs' wall times summed when a start is
     missing): what a user waits for the simulations."""
-    metrics = summary.run_metrics
-    if metrics["started_utc"].isna().any():
-        return f"{_minutes(metrics['wall_s'].sum())} of simulation"
-    starts = pd.to_datetime(metrics["started_utc"])
-    ends = starts + pd.to_timedelta(metrics["wall_s"], unit="s")
-    return f"{_minutes((ends.max() - starts.min()).total_seconds())} of simulation, first start to last end"
+    span = span_seconds(summary.run_metrics)
+    if span is None:
+        return f"{_minutes(summary.run_metrics['wall_s'].sum())} of simulation"
+    return f"{_minutes(span)} of simulation, first start to last end"
 
 
 def _studies(summarised: dict[str, StudySummary]) -> tuple[StudySummary, StudySummary] | None:
@@ -50,8 +48,13 @@ def _battery() -> str:
     return f"{2 * len(battery.run_ids())} runs of {battery.nodes:,} nodes"
 
 
+def _largest(summary: StudySummary) -> pd.Series:
+    """The run that took the most memory."""
+    return summary.run_metrics.loc[summary.run_metrics["peak_memory_gib"].idxmax()]
+
+
 def _peak(summary: StudySummary) -> str:
-    largest = summary.run_metrics.loc[summary.run_metrics["peak_memory_gib"].idxmax()]
+    largest = _largest(summary)
     return f"{largest['peak_memory_gib']:.1f} GiB ({largest['memory_measure']}, its {human_size(int(largest['size_bytes']))} run)"
 
 
@@ -85,7 +88,7 @@ def performance_answer(summarised: dict[str, StudySummary], law: cost_model.Cost
         return None
     default, paper = studies
     walls = paper.run_metrics.groupby("size_bytes")["wall_s"].mean()
-    largest = paper.run_metrics.loc[paper.run_metrics["peak_memory_gib"].idxmax()]
+    largest = _largest(paper)
     lines = [
         f"On this 2-core, 24 GiB machine the default study ({_shape(default)}, nwaku {nwaku_build(default)}) took "
         f"{_elapsed(default)} ({simulation_span(default.run_metrics) or 'no start times'}). "

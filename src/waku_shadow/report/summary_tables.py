@@ -47,14 +47,22 @@ def paper_network(summarised: dict[str, StudySummary]) -> dict[str, StudySummary
     return {name: summary for name, summary in summarised.items() if summary.paper_network}
 
 
-def simulation_span(runs: pd.DataFrame) -> str | None:
-    """How a study's simulations shared the machine (runs: started_utc, wall_s per run): their wall times
-    summed against the wall clock from the first start to the last finish; None when a run has no start time."""
+def span_seconds(runs: pd.DataFrame) -> float | None:
+    """The wall clock from a study's first run's start to its last run's finish (runs: started_utc,
+    wall_s per run); None when a run has no start time."""
     if runs.empty or runs["started_utc"].isna().any():
         return None
     starts = runs["started_utc"].map(datetime.fromisoformat)
     ends = [start + timedelta(seconds=wall) for start, wall in zip(starts, runs["wall_s"])]
-    span = (max(ends) - min(starts)).total_seconds()
+    return (max(ends) - min(starts)).total_seconds()
+
+
+def simulation_span(runs: pd.DataFrame) -> str | None:
+    """How a study's simulations shared the machine: their wall times summed against the wall clock
+    from the first start to the last finish (span_seconds); None when a run has no start time."""
+    span = span_seconds(runs)
+    if span is None:
+        return None
     summed = runs["wall_s"].sum()
     return (f"{len(runs)} simulations, {summed:.0f} s of run wall time in {span:.0f} s from the first start "
             f"to the last finish ({summed / span:.1f} at once on average)")
