@@ -19,6 +19,7 @@ CHURN_RUN = RECORDED / "recorded-churn" / "n16-size2000B-seed2"
 SPAM_RUN = RECORDED / "recorded-spam" / "n16-size2000B-seed3"
 LIGHT_RUN = RECORDED / "recorded-light" / "n12-size2000B-seed4"
 LIGHT_TOPICS_RUN = RECORDED / "recorded-light-topics" / "n12-size2000B-seed4"
+SHARDS_RUN = RECORDED / "recorded-shards" / "n20-size2000B-seed5"
 CASCADE_RUNS = [RECORDED / "recorded-cascade" / name for name in ("n5-size2000B-seed5", "n5-size500000B-seed5")]
 
 

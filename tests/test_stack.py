@@ -21,6 +21,7 @@ from recorded import parsed_copies
 from waku_shadow import cli, layout
 from waku_shadow.configuration import sources
 from waku_shadow.cost import bench
+from waku_shadow.render import nwaku
 from waku_shadow.stack import builds
 
 pytestmark = pytest.mark.stack
@@ -234,6 +235,44 @@ def test_the_stack_makes_the_committed_light_client_run_receipt_for_receipt(tmp_
     pd.testing.assert_frame_equal(ours, theirs)
     for table in (layout.STORE_QUERIES, layout.STORE_RETURNS):
         pd.testing.assert_frame_equal(*(pd.read_parquet(run / table) for run in (rerun, committed)))
+
+
+def test_recorded_shards_replay_receipt_for_receipt(tmp_path):
+    """tests/data/recorded-shards (4 shards, 2 per node, patch 0040) rerun on the default build: every
+    receipt at the same nanosecond from the same parent, and none at a node off the message's shard."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    assert_rerun_is_the_committed_run(tmp_path, "recorded-shards", "recorded-shards", {}, {})
+
+
+def test_without_its_shard_list_nwaku_gives_every_node_every_shard(tmp_path):
+    """tests/data/recorded-shards rendered by the workflow and run without WAKU_SIM_RELAY_SHARDS (patch 0040's
+    setting): nwaku v0.38.1 subscribes every relay node to every shard whatever its --shard list, so
+    every node gets every message, and validation names the receipts off a node's shards."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    study = yaml.safe_load((RECORDED / "recorded-shards.yaml").read_text())
+    results = tmp_path / "results"
+    config_path = tmp_path / "recorded-shards-released.yaml"
+    config_path.write_text(yaml.safe_dump({**study, "study": "recorded-shards-released",
+                                           "resources": {"results_dir": str(results)}}))
+    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path), "--until", "render"],
+                   cwd=REPO, check=True, capture_output=True)
+    (run_dir,) = (results / "recorded-shards-released" / "runs").iterdir()
+    config = yaml.safe_load((run_dir / "shadow.yaml").read_text())
+    for host in config["hosts"].values():
+        assert host["processes"][0]["environment"].pop(nwaku.ENV_RELAY_SHARDS)
+    (run_dir / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    shadow = shadow_binary(sources.study_from_snakemake({}))
+    assert cli.main(["simulate", "--run-dir", str(run_dir), "--shadow", str(shadow)]) == 0
+    assert cli.main(["parse", "--run-dir", str(run_dir)]) == 0
+    assert cli.main(["validate", "--run-dir", str(run_dir)]) != 0
+    report = json.loads((run_dir / "validation.failed.json").read_text())
+    nodes, messages = report["counts"]["nodes"], report["counts"]["messages_scheduled"]
+    assert report["counts"]["receipts"] == messages * (nodes - 1) > report["counts"]["receipts_expected"]
+    assert "by a node that does not serve the message's shard" in report["checks"]["receipts"]
 
 
 def test_a_killed_service_node_fails_validation_naming_its_clients(tmp_path):

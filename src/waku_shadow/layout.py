@@ -103,6 +103,8 @@ LIGHT_DECOMPOSITION = "light_decomposition.csv"  # a light -> light latency's pa
 SERVICE_LOAD = "service_load.csv"  # per service node: clients, lightpushes, filter pushes, bytes
 BYTES_BY_ROLE = "bytes_by_role.csv"  # mean bytes per node of each role (with a packet capture)
 MEMORY_BY_ROLE = "memory_by_role.csv"  # per run and role: nwaku processes and their private memory at the peak
+LATENCY_BY_SHARD = "latency_by_shard.csv"  # several shards: per shard, its nodes, messages and latency
+BYTES_BY_SHARDS_SERVED = "bytes_by_shards_served.csv"  # several shards: mean bytes per node by how many it serves
 STORE_RECOVERY = "store_recovery.csv"  # per returning light client: messages missed, recovered from the store, when
 
 

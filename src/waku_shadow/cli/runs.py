@@ -143,7 +143,7 @@ def cmd_validate(args) -> None:
 
     from waku_shadow.parse import light_clients as parsed_light_clients
     from waku_shadow.parse.store_queries import QUERY_COLUMNS as store_query_columns
-    from waku_shadow.render import churn_plan, schedule
+    from waku_shadow.render import churn_plan, schedule, shards
     from waku_shadow.render.light_clients import away_windows
     from waku_shadow.run import run_stats
     from waku_shadow.validate import light_clients, publish_retries, validation
@@ -166,6 +166,7 @@ def cmd_validate(args) -> None:
         study.min_delivery,
         outages,
         len(pd.read_parquet(run_dir / layout.RECEIPTS_AGAIN)),
+        shards.served_by_host(identities, relay_hosts),
     )
     if not clients.empty:
         windows = away_windows(study, outages, set(clients["host"]))

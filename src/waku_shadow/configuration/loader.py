@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from waku_shadow import checkout
-from waku_shadow.configuration import patched_settings, rln_platforms, rtt_matrix, schema, units
+from waku_shadow.configuration import patched_settings, rln_platforms, rtt_matrix, schema, shards, units
 from waku_shadow.configuration.study import (
     Gossipsub,
     LightClients,
@@ -286,6 +286,7 @@ def _resolve(raw: dict) -> Study:
     churn_downtime = found.parsed(_positive_quantity, units.duration_ns, cfg["churn"]["downtime"], "churn.downtime")
     spam = found.parsed(_spam, cfg["spam"], cfg["rln"], traffic["publishers"], nodes)
     light_clients = found.parsed(_light_clients, cfg["light_clients"], nodes, bootstrap, interval)
+    sharding = found.parsed(shards.parse, cfg)
     if light_clients is not None and light_clients.active and net["locations"] is not None:
         found.add("light_clients.clients", "light clients over network.locations are not built yet: run them on one link")
     flood_bandwidth = None if gs["flood_publish_bandwidth"] is None else found.parsed(
@@ -326,6 +327,7 @@ def _resolve(raw: dict) -> Study:
         bandwidth_down_bps=bandwidth_down,
         packet_loss=float(net["packet_loss"]),
         tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
+        shards=sharding,
         gossipsub=gossipsub,
         stream_muxer=cfg["libp2p"]["stream_muxer"],
         sequential_dials=cfg["libp2p"]["sequential_dials"],

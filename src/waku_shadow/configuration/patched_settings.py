@@ -27,6 +27,7 @@ PATCHED_SETTINGS = {
     "gossipsub.preamble": "0016",
     "light_clients.service_nodes": "0039",
     "light_clients.clients": "0039",
+    "network.shards_per_node": "0040",
 }
 # shadow's switches, on by default, by the number of the patch that reads them: where the build
 # lacks the patch (an older tag's set, or stack.nwaku.patches: essential) the switch resolves to

@@ -87,6 +87,17 @@ class LightClients:
 
 
 @dataclass(frozen=True)
+class Shards:
+    count: int = 1  # shards in the cluster
+    per_node: int | None = None  # None: every relay node on every shard, as nwaku is released
+
+    @property
+    def own_lists(self) -> bool:
+        """Whether nodes serve only some of the shards: k of them, fewer than the cluster's."""
+        return self.per_node is not None and self.per_node < self.count
+
+
+@dataclass(frozen=True)
 class Locations:
     matrix: rtt_matrix.RttMatrix
     matrix_path: str
@@ -177,6 +188,7 @@ class Study:
     bandwidth_down_bps: int
     packet_loss: float
     tcp_slow_start_after_idle: bool
+    shards: Shards
     gossipsub: Gossipsub
     stream_muxer: str | None  # None: nwaku's own order (yamux first)
     sequential_dials: bool  # nwaku patch 0015
@@ -223,6 +235,12 @@ class Study:
     stack: Stack
     resources: Resources
     resolved: dict = field(compare=False, repr=False)
+
+    @property
+    def sharded(self) -> bool:
+        """Whether any of its runs is on a cluster of several shards."""
+        return self.shards.count > 1 or (self.sweep is not None and self.sweep.parameter == "network.shards"
+                                         and max(self.sweep.values) > 1)
 
     @property
     def hosts(self) -> int:

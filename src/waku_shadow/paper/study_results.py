@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import bandwidth, hops, light_clients, residuals, stats, study_tables
+from waku_shadow.analyse import bandwidth, hops, light_clients, residuals, shards, stats, study_tables
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
 
@@ -268,6 +268,20 @@ class StudyResults:
         if not self.study.traffic_capture:
             return pd.DataFrame(columns=["role", "nodes", "bytes_in_per_node", "bytes_out_per_node"])
         return self._per_run(light_clients.bytes_by_role)
+
+    # a cluster of several shards (network.shards)
+
+    @cached_property
+    def latency_by_shard(self) -> pd.DataFrame:
+        """shards.latency_by_shard of every run."""
+        return self._per_run(shards.latency_by_shard)
+
+    @cached_property
+    def bytes_by_shards_served(self) -> pd.DataFrame:
+        """shards.bytes_by_shards_served of every run; empty without a packet capture."""
+        if not self.study.traffic_capture:
+            return pd.DataFrame(columns=shards.SERVED_COLUMNS)
+        return self._per_run(shards.bytes_by_shards_served)
 
     # beside another study
 

@@ -32,6 +32,7 @@ ENV_PROOF_GENERATION_NS = "WAKU_SIM_PROOF_GENERATION_DELAY_NS"
 ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"
 ENV_VERIFICATION_NS_PER_BYTE = "WAKU_SIM_VALIDATION_DELAY_NS_PER_BYTE"
 ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
+ENV_RELAY_SHARDS = "WAKU_SIM_RELAY_SHARDS"
 # the tags whose relays subscribe only while starting REST (v0.36.0, v0.37.1-beta) carry it
 RELAY_WITHOUT_REST_PATCH = "0004"
 ENV_MESSAGE_LINES_AT_NOTICE = "WAKU_SIM_MESSAGE_LINES_AT_NOTICE"
@@ -116,9 +117,10 @@ def args(
     rest: bool,
     max_msg_size: int,
     connections: int,
+    shards: tuple[int, ...] = (SHARD,),
 ) -> list[str]:
-    """wakunode2 flags for one node: relay on one shard, and unless the study keeps nwaku's
-    defaults, everything a relay study does not use off."""
+    """wakunode2 flags for one node: relay on its shards of the study's cluster, and unless the
+    study keeps nwaku's defaults, everything a relay study does not use off."""
     flags = [
         f"--nodekey={me.nodekey}",
         "--listen-address=0.0.0.0",
@@ -126,8 +128,8 @@ def args(
         f"--nat=extip:{me.ip}",
         "--relay=true",
         f"--cluster-id={CLUSTER_ID}",
-        f"--shard={SHARD}",
-        "--num-shards-in-network=1",
+        *(f"--shard={shard}" for shard in shards),
+        f"--num-shards-in-network={study.shards.count}",
         f"--max-msg-size={max_msg_size}B",
         f"--max-connections={connections}",
         f"--relay-service-ratio={RELAY_SERVICE_RATIO[0]}:{RELAY_SERVICE_RATIO[1]}",
@@ -179,6 +181,11 @@ def environment(study: Study) -> dict[str, str]:
         if getattr(study, key):
             env[variable] = "1"
     return env
+
+
+def relay_shards_environment(study: Study, shards: tuple[int, ...]) -> dict[str, str]:
+    """What makes a node subscribe to its own shards only (nwaku patch 0040), when it serves fewer than all."""
+    return {ENV_RELAY_SHARDS: ",".join(str(s) for s in shards)} if study.shards.own_lists else {}
 
 
 def message_hash(pubsub_topic: str, payload: bytes, content_topic: str, timestamp_ns: int, meta: bytes = b"") -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from waku_shadow.configuration.study import Study
-from waku_shadow.render import churn_plan, light_clients, locations, schedule, topology
+from waku_shadow.render import churn_plan, light_clients, locations, schedule, shards, topology
 from waku_shadow.render import identities as ids
 
 
@@ -19,6 +19,7 @@ class RunPlan:
     node_locations: list[str] | None  # per node, when the study spreads nodes over locations
     outages: list[churn_plan.Outage]
     roles: light_clients.Roles
+    shards: shards.ShardPlan
 
     @property
     def publishers(self) -> set[int]:
@@ -33,18 +34,23 @@ class RunPlan:
 
 def plan(study: Study, size_bytes: int) -> RunPlan:
     roles = light_clients.choose(study)
-    messages = schedule.build(study, size_bytes, roles)
+    shard_plan = shards.choose(study, topology.choose_publishers(study.topology, study.nodes, study.publishers, study.seed))
+    messages = schedule.build(study, size_bytes, roles, shard_plan)
+    graph = (topology.by_shard(shard_plan.served, study.peers_per_node, study.seed)
+             if study.shards.own_lists
+             else topology.build(study.topology, study.nodes, study.peers_per_node, study.seed))
     return RunPlan(
         study=study,
         size_bytes=size_bytes,
         identities=ids.generate(study.nodes, study.seed, study.light_clients.clients),
-        topology=topology.build(study.topology, study.nodes, study.peers_per_node, study.seed),
+        topology=graph,
         messages=messages,
         node_locations=None if study.locations is None else locations.assign(
             study.nodes, list(study.locations.weights), study.locations.assignment, study.seed),
         outages=churn_plan.outages(study, {m.publisher for m in messages} | set(roles.service_nodes))
         + churn_plan.client_outages(study, [c for c in range(study.nodes, study.hosts) if c not in roles.light_publishers]),
         roles=roles,
+        shards=shard_plan,
     )
 
 

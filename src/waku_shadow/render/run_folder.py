@@ -95,12 +95,14 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                     rest=me.index in run.rest_hosts,
                     max_msg_size=max_msg_size,
                     connections=light_clients.service_connections(connections, roles.clients_of(me.index)) if serves else connections,
+                    shards=run.shards.served[me.index],
                 )
                 args = light_clients.service_args(args, study.stop_time_ns) if serves else args
+            own_shards = {} if roles.is_client(me.index) else nwaku.relay_shards_environment(study, run.shards.served[me.index])
             return {
                 "path": wakunode2,
                 "args": args,
-                "environment": env,
+                "environment": {**env, **own_shards},
                 "start_time": shadow_time(start_ns),
                 "expected_final_state": "running",
             }
@@ -251,6 +253,8 @@ def identities_frame(run: RunPlan) -> pd.DataFrame:
             "lightpush_node": client_column(run, lambda i: hosts[run.roles.lightpush_of(i)]),
             "store_node": client_column(run, lambda i: hosts[run.roles.store_of(i)]),
             "content_topics": client_column(run, lambda i: ",".join(nwaku.content_topic(t) for t in run.roles.topics_of(i))),
+            "shards": [" ".join(str(s) for s in run.shards.served[i.index]) if not run.roles.is_client(i.index) else ""
+                       for i in run.identities],
         }
     )
     if run.node_locations is not None:

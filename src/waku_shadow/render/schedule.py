@@ -16,8 +16,9 @@ from waku_shadow import layout
 from waku_shadow.configuration.study import Study
 from waku_shadow.errors import ConfigError
 from waku_shadow.render import nwaku
-from waku_shadow.render import light_clients
+from waku_shadow.render import light_clients, shards
 from waku_shadow.render.light_clients import Roles
+from waku_shadow.render.shards import ShardPlan
 from waku_shadow.render.topology import choose_publishers
 
 # what nwaku patch 0011 reads from a message's meta: "rln:<1 valid or 0 invalid>:<nullifier>"
@@ -38,6 +39,7 @@ class Message:
     meta: bytes = b""  # the stand-in for its RLN proof, when rln.epoch is set
     light_client: int | None = None  # the light client that lightpushes it to its service node, the publisher
     content_topic: str = nwaku.CONTENT_TOPIC
+    shard: int = nwaku.SHARD
 
     def rest_body(self) -> str:
         body = {
@@ -48,44 +50,50 @@ class Message:
         if self.meta:
             body["meta"] = base64.b64encode(self.meta).decode()
         if self.light_client is not None:
-            return json.dumps({"pubsubTopic": nwaku.PUBSUB_TOPIC, "message": body})
+            return json.dumps({"pubsubTopic": shards.pubsub_topic(self.shard), "message": body})
         return json.dumps(body)
 
 
-def build(study: Study, size_bytes: int, roles: Roles | None = None) -> list[Message]:
+def build(study: Study, size_bytes: int, roles: Roles | None = None, shard_plan: ShardPlan | None = None) -> list[Message]:
     """Warm-up messages first, then every publisher's measured messages, round-robin (the relay
     publishers, then the light publishers, whose messages enter relay at their lightpush's service
     node); then the spammers' messages; each with its stand-in RLN proof when the study enforces the
     rate limit. A light publisher's messages are on its first content topic; the relay publishers'
     take the study's topics in turn, the k-th relay message topic k mod content_topics, so every
-    topic gets its share whatever the number of publishers; the spammers' are on the first."""
+    topic gets its share whatever the number of publishers; the spammers' are on the first. On a
+    cluster of several shards, a relay publisher's messages are on its shard's content topic."""
     publishers = choose_publishers(study.topology, study.nodes, study.publishers, study.seed)
     roles = roles or light_clients.choose(study)
+    shard_plan = shard_plan or shards.choose(study, publishers)
     sources = [(p, None) for p in publishers] + [(roles.lightpush_of(c), c) for c in roles.light_publishers]
     messages, relayed = [], 0
     for index in range(study.messages_per_run):
         publisher, light_client = sources[index % len(sources)]
-        if light_client is None:
-            topic, relayed = relayed % study.light_clients.content_topics, relayed + 1
+        shard = nwaku.SHARD
+        if light_client is not None:
+            topic = nwaku.content_topic(roles.topics_of(light_client)[0])
+        elif shard_plan.count > 1:
+            shard = shard_plan.publishing_on[publisher]
+            topic = shards.content_topic(shard, shard_plan.count)
         else:
-            topic = roles.topics_of(light_client)[0]
+            topic, relayed = nwaku.content_topic(relayed % study.light_clients.content_topics), relayed + 1
         messages.append(_message(study, size_bytes, index, publisher, light_client,
-                                 study.bootstrap_ns + index * study.interval_ns, topic))
+                                 study.bootstrap_ns + index * study.interval_ns, topic, shard))
     if study.spam.active:
         spread_ns = study.rln.epoch_ns / study.spam.messages_per_epoch
         spam_times = [study.bootstrap_ns + round(k * spread_ns) for k in range(round(study.spam.duration_ns / spread_ns))]
         for spammer in choose_spammers(study, publishers + list(roles.service_nodes)):
             for publish_at in spam_times:
-                messages.append(_message(study, size_bytes, len(messages), spammer, None, publish_at, 0, spam=True))
+                messages.append(_message(study, size_bytes, len(messages), spammer, None, publish_at,
+                                         nwaku.CONTENT_TOPIC, nwaku.SHARD, spam=True))
     return with_proofs(study, messages) if study.rln.epoch_ns else messages
 
 
 def _message(study: Study, size_bytes: int, index: int, publisher: int, light_client: int | None, publish_at: int,
-             topic_index: int, spam: bool = False) -> Message:
+             topic: str, shard: int, spam: bool = False) -> Message:
     rng = random.Random(f"waku-shadow payload seed={study.seed} size={size_bytes} message={index}")
     payload = rng.randbytes(size_bytes)
     timestamp = nwaku.SIMULATION_EPOCH_NS + publish_at
-    topic = nwaku.content_topic(topic_index)
     return Message(
         index=index,
         warmup=index < study.warmup_messages,
@@ -94,10 +102,11 @@ def _message(study: Study, size_bytes: int, index: int, publisher: int, light_cl
         publish_at_ns=publish_at,
         timestamp_ns=timestamp,
         payload=payload,
-        msg_hash=nwaku.message_hash(nwaku.PUBSUB_TOPIC, payload, topic, timestamp),
+        msg_hash=nwaku.message_hash(shards.pubsub_topic(shard), payload, topic, timestamp),
         spam=spam,
         light_client=light_client,
         content_topic=topic,
+        shard=shard,
     )
 
 
@@ -129,7 +138,7 @@ def with_proofs(study: Study, messages: list[Message]) -> list[Message]:
         meta = f"{PROOF_PREFIX}{valid}:{nullifier}".encode()
         proved.append(dataclasses.replace(
             message, meta=meta,
-            msg_hash=nwaku.message_hash(nwaku.PUBSUB_TOPIC, message.payload, message.content_topic, message.timestamp_ns, meta),
+            msg_hash=nwaku.message_hash(shards.pubsub_topic(message.shard), message.payload, message.content_topic, message.timestamp_ns, meta),
         ))
     return sorted(proved, key=lambda m: m.index)
 
@@ -145,6 +154,7 @@ def to_frame(messages: list[Message], hosts: list[str]) -> pd.DataFrame:
             "publisher": [hosts[m.publisher] for m in messages],
             "light_client": ["" if m.light_client is None else hosts[m.light_client] for m in messages],
             "content_topic": [m.content_topic for m in messages],
+            "shard": [m.shard for m in messages],
             "size_bytes": [m.size_bytes for m in messages],
             "scheduled_ns": [m.publish_at_ns for m in messages],
         }
@@ -161,9 +171,10 @@ def write(messages: list[Message], hosts: list[str], run_dir: Path) -> None:
 
 def read(run_dir: Path) -> pd.DataFrame:
     """A run's schedule.csv; one rendered before studies of spam has no spammers and no proofs, one
-    rendered before content topics has them all on the first."""
+    rendered before content topics has them all on the first, and one before shards on shard 0."""
     frame = pd.read_csv(run_dir / layout.SCHEDULE, keep_default_na=False)
-    defaults = (("spam", False), ("rln_proof", ""), ("light_client", ""), ("content_topic", nwaku.CONTENT_TOPIC))
+    defaults = (("spam", False), ("rln_proof", ""), ("light_client", ""), ("content_topic", nwaku.CONTENT_TOPIC),
+                ("shard", nwaku.SHARD))
     return frame.assign(**{column: frame.get(column, default) for column, default in defaults})
 
 

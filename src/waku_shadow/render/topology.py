@@ -95,6 +95,33 @@ def cascade(nodes: int, seed: int) -> Topology:
     return Topology(nodes, tuple((i + 1,) if i + 1 < nodes else () for i in range(nodes)), seed, 0)
 
 
+def by_shard(served: tuple[tuple[int, ...], ...], peers_per_node: int, seed: int) -> Topology:
+    """A node dials, shard by shard of those it serves (``served[node]``), random others of that shard
+    until peers_per_node of its dialled peers serve it: a peer that serves several of its shards
+    counts for each, so a node on every shard dials peers_per_node in all. A draw that leaves any
+    shard's nodes partitioned among themselves is discarded, as in random_dials."""
+    nodes, shards = len(served), max((s for node in served for s in node), default=0) + 1
+    members = [[node for node in range(nodes) if shard in served[node]] for shard in range(shards)]
+    for attempt in range(MAX_ATTEMPTS):
+        rng = random.Random(f"waku-shadow topology by shard seed={seed} attempt={attempt}")
+        dials: list[list[int]] = [[] for _ in range(nodes)]
+        for node in range(nodes):
+            for shard in served[node]:
+                have = sum(1 for peer in dials[node] if shard in served[peer])
+                candidates = [peer for peer in members[shard] if peer != node and peer not in dials[node]]
+                dials[node] += rng.sample(candidates, min(len(candidates), max(0, peers_per_node - have)))
+        topology = Topology(nodes, tuple(tuple(d) for d in dials), seed, attempt)
+        adjacency = topology.neighbours()
+        parted = [shard for shard, nodes_of in enumerate(members) if nodes_of and len(components(
+            nodes, [adjacency[n] & set(nodes_of) if n in nodes_of else set() for n in range(nodes)])) != 1 + nodes - len(nodes_of)]
+        if not parted:
+            return topology
+    raise TopologyError(
+        f"every one of {MAX_ATTEMPTS} seeded draws left the nodes of shard {parted[0]} partitioned among themselves; "
+        "raise network.peers_per_node or network.shards_per_node"
+    )
+
+
 def build(kind: str, nodes: int, peers_per_node: int, seed: int) -> Topology:
     if kind == "cascade":
         return cascade(nodes, seed)

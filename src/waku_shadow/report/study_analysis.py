@@ -25,6 +25,7 @@ ALWAYS = [layout.RECEIPTS_WITH_MODEL, layout.RUN_CHECKS, layout.PROVENANCE_TABLE
           layout.RESIDUALS_BY_SIZE, layout.RESIDUALS_BY_HOP, layout.RESIDUALS_FIGURE, layout.PER_HOP]
 LIGHT_CLIENTS = [layout.LATENCY_BY_PATH, layout.LATENCY_BY_PATH_FIGURE, layout.LIGHT_DECOMPOSITION, layout.SERVICE_LOAD,
                  layout.STORE_RECOVERY, layout.MEMORY_BY_ROLE]
+SHARDS = [layout.LATENCY_BY_SHARD]
 PAPER_COMPARISON = [layout.PAPER_DISTANCES, layout.PAPER_DISTANCES_BY_SEED, layout.PAPER_HOP_SHARES,
                     layout.PAPER_DISTRIBUTIONS]
 
@@ -47,6 +48,8 @@ def outputs(study: Study, compare_with: str | Path | None = None) -> list[str]:
         names.append(layout.SWEEP_POINTS)
     if study.light_clients.active:
         names += LIGHT_CLIENTS + ([layout.BYTES_BY_ROLE] if study.traffic_capture else [])
+    if study.sharded:
+        names += SHARDS + ([layout.BYTES_BY_SHARDS_SERVED] if study.traffic_capture else [])
     if compare_with:
         names += [layout.compared_with(compare_with, ".csv"), layout.compared_with(compare_with, ".png")]
     return names
@@ -98,6 +101,8 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
         layout.BYTES_BY_ROLE: lambda: results.bytes_by_role,
         layout.STORE_RECOVERY: lambda: results.store_recovery,
         layout.MEMORY_BY_ROLE: lambda: results.memory_by_role,
+        layout.LATENCY_BY_SHARD: lambda: results.latency_by_shard,
+        layout.BYTES_BY_SHARDS_SERVED: lambda: results.bytes_by_shards_served,
     }
     figures = {
         layout.FIGURE2: lambda path: plots.figure2(results.figure2, path),

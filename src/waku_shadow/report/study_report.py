@@ -27,6 +27,13 @@ def network_description(study: Study) -> str:
         layout = "in a line, each dialling the next"
     else:
         layout = f"each dialling {study.peers_per_node} random peers"
+    if study.sharded:
+        swept = study.sweep.parameter if study.sweep is not None else None
+        per_node = ", ".join(map(str, study.sweep.values)) if swept == "network.shards_per_node" else study.shards.per_node
+        served = ("every node on every shard, as nwaku subscribes" if study.shards.per_node is None
+                  else f"each node on {per_node} drawn from the seed, dialling until {study.peers_per_node} "
+                       "of its dialled peers serve each of them")
+        layout += f"; a cluster of {'several' if swept == 'network.shards' else study.shards.count} shards, {served}"
     if study.locations is None:
         return f"{layout}; one-way latency {shadow_time(study.latency_ns)}"
     places = ", ".join(name for name, _ in study.locations.weights)
@@ -151,6 +158,7 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
         ]
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)
+    lines += shards_section(results)
     runs = [[r["run"], human_size(int(r["size_bytes"])), f"{r['wall_s']:.0f} s",
              f"{r['peak_memory_gib']:.1f} GiB ({r['memory_measure']})",
              f"{int(r['receipts'])} / {int(r['receipts_expected'])}", f"{int(r['publish_retries'])}",
@@ -176,6 +184,26 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
         "",
     ]
     return "\n".join(lines)
+
+
+def shards_section(results: StudyResults) -> list[str]:
+    """On a cluster of several shards: each shard's nodes, receipts and latency, and what a node carries
+    for the number of shards it serves (with a packet capture)."""
+    if not results.study.sharded:
+        return []
+    by_shard = [[r["run"], f"{r['shard']:.0f}", f"{r['nodes']:.0f}", f"{r['messages']:.0f}", f"{r['receipts']:.0f}",
+                 f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['max_ms']:.0f}"]
+                for r in results.latency_by_shard.to_dict("records")]
+    lines = ["## Shards", "",
+             tables.table(by_shard, ["run", "shard", "nodes", "messages", "receipts", "p50 (ms)", "p95 (ms)", "max (ms)"],
+                          "lrrrrrrr").markdown()]
+    served = results.bytes_by_shards_served
+    if not served.empty:
+        rows = [[r["run"], f"{r['shards_served']:.0f}", f"{r['nodes']:.0f}", f"{r['bytes_in_per_node']:,.0f}",
+                 f"{r['bytes_out_per_node']:,.0f}"] for r in served.to_dict("records")]
+        lines += ["Bytes per node from the first publish on, idle traffic subtracted, by the shards it serves:", "",
+                  tables.table(rows, ["run", "shards served", "nodes", "bytes in", "bytes out"], "lrrrr").markdown()]
+    return lines
 
 
 def churn_section(run_dirs: list[Path]) -> list[str]:

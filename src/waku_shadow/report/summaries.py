@@ -18,6 +18,7 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       relay_hop_time_histogram.csv  hops.relay_hop_time_histogram per point
                       latency_by_path.csv, light_decomposition.csv, service_load.csv, bytes_by_role.csv,
                       store_recovery.csv, memory_by_role.csv  with light clients
+                      latency_by_shard.csv, bytes_by_shards_served.csv  on a cluster of several shards
 
 Every study with validated runs here and a config is summarised; the tables that set a study beside
 the paper's data are empty for one that does not run the paper's network (compare.network_differences).
@@ -50,6 +51,7 @@ TABLES = ("latency_summary", "distances", "distances_by_seed", "distances_betwee
 OWN_TABLES = ("latency_summary", "run_metrics", "relay_hop_times", "latency_histogram", "relay_hop_time_histogram")  # the rest set a study beside the paper
 LIGHT_TABLES = ("latency_by_path", "light_decomposition", "service_load", "bytes_by_role", "store_recovery",
                 "memory_by_role")  # of a study with light clients
+SHARD_TABLES = ("latency_by_shard", "bytes_by_shards_served")  # of a study on several shards
 
 
 @dataclass
@@ -82,6 +84,9 @@ class StudySummary:
     bytes_by_role: pd.DataFrame = field(default_factory=pd.DataFrame)
     store_recovery: pd.DataFrame = field(default_factory=pd.DataFrame)
     memory_by_role: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sharded: bool = False  # whether any run is on several shards, so SHARD_TABLES
+    latency_by_shard: pd.DataFrame = field(default_factory=pd.DataFrame)
+    bytes_by_shards_served: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def table5(self) -> pd.DataFrame:
@@ -178,6 +183,7 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         "waku_shadow": sorted({p["waku_shadow"] for p in provenance}),
         "paper_network": paper_network,
         "light_clients": results.study.light_clients.active,
+        "sharded": results.study.sharded,
     }, indent=2) + "\n")
     computed = {"latency_summary": lambda: results.summary, "run_metrics": lambda: runs_with_cost(results),
                 "distances_by_round": lambda: distances_by_round(results),
@@ -187,7 +193,8 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         if table not in OWN_TABLES and not paper_network:
             continue
         (computed.get(table) or (lambda: getattr(results, table)))().to_csv(folder / f"{table}.csv", index=False)
-    for table in LIGHT_TABLES if results.study.light_clients.active else ():
+    for table in (LIGHT_TABLES if results.study.light_clients.active else ()) + (
+            SHARD_TABLES if results.study.sharded else ()):
         getattr(results, table).to_csv(folder / f"{table}.csv", index=False)
     return folder
 
@@ -196,13 +203,14 @@ def read(folder: Path) -> StudySummary:
     """summaries/<study>/ as write left it; one written by an earlier waku-shadow, without a table this
     one reads, is refused by name."""
     provenance = json.loads((folder / PROVENANCE).read_text())
-    expected = (TABLES if provenance.get("paper_network") else OWN_TABLES) + (LIGHT_TABLES if provenance.get("light_clients") else ())
+    expected = ((TABLES if provenance.get("paper_network") else OWN_TABLES) + (LIGHT_TABLES if provenance.get("light_clients") else ())
+                + (SHARD_TABLES if provenance.get("sharded") else ()))
     missing = [f"{table}.csv" for table in expected if not (folder / f"{table}.csv").exists()]
     if "paper_network" not in provenance or missing:
         raise ConfigError(f"{folder}: written by an earlier waku-shadow (no {', '.join(missing) or 'paper_network'}); "
                           "run `waku-shadow docs-tables` where its study's results are")
     tables = {table: pd.read_csv(folder / f"{table}.csv") if (folder / f"{table}.csv").exists() else pd.DataFrame()
-              for table in TABLES + LIGHT_TABLES}
+              for table in TABLES + LIGHT_TABLES + SHARD_TABLES}
     return StudySummary(**provenance, **tables)
 
 

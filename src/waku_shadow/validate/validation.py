@@ -54,13 +54,16 @@ def check(
     min_delivery: float = 1.0,
     outages: pd.DataFrame | None = None,
     receipts_again: int = 0,
+    served: dict[str, frozenset[int]] | None = None,
 ) -> Report:
     """Every check on one run; ``publish_retries`` (host -> retried REST publishes) is reported, not judged.
     Up to 1 - ``min_delivery`` of the expected receipts may be missing (validation.min_delivery);
     receipts missed by a node that was away or rejoining (``outages``, churn.csv) are counted apart,
     as are ``receipts_again``: messages nodes received again after they came back. The spammers'
     messages (spam.*) are counted, not judged: nobody is expected to receive them; nor are the
-    spammers expected to receive the honest messages (their peers cut them off), which are counted."""
+    spammers expected to receive the honest messages (their peers cut them off), which are counted.
+    On a cluster of several shards (``served``: each host's shards) a node is expected to receive
+    exactly the messages of the shards it serves."""
     report = Report(run)
     spam = schedule["spam"]
     spam_hashes = set(schedule.loc[spam, "msg_hash"])
@@ -71,12 +74,13 @@ def check(
     schedule = schedule[~spam]
     publishes = publishes[~publishes["msg_hash"].isin(spam_hashes)]
     expected_messages = len(schedule)
+    expected = expected_receipts(schedule, receivers, served)
     report.counts = {
         "nodes": len(hosts),
         "messages_scheduled": expected_messages,
         "messages_published": int(publishes["publish_ns"].notna().sum()),
         "publish_retries": sum((publish_retries or {}).values()),
-        "receipts_expected": (len(receivers) - 1) * expected_messages,
+        "receipts_expected": len(expected),
         "receipts": int((~at_spammers).sum()),
         "receipts_again_after_rejoin": receipts_again,
     }
@@ -115,8 +119,7 @@ def check(
     else:
         report.checks["intent records"] = "ok"
 
-    receipts_check, missing_by_reason = _receipts_check(receivers, schedule, receipts[~at_spammers], publishes,
-                                                        min_delivery, outages)
+    receipts_check, missing_by_reason = _receipts_check(expected, receipts[~at_spammers], publishes, min_delivery, outages)
     report.checks["receipts"] = receipts_check
     report.counts.update(missing_by_reason)
     report.checks["delivery trees"] = _trees_check(receipts)
@@ -152,14 +155,24 @@ def _trees_check(receipts: pd.DataFrame) -> str:
     return "ok"
 
 
-def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataFrame, publishes: pd.DataFrame,
+def expected_receipts(schedule: pd.DataFrame, hosts: list[str], served: dict[str, frozenset[int]] | None) -> pd.MultiIndex:
+    """(message, receiver) for every host that serves the message's shard, except its publisher."""
+    return pd.MultiIndex.from_tuples(
+        [(m, h) for m, p, shard in zip(schedule["message"], schedule["publisher"], schedule["shard"]) for h in hosts
+         if h != p and (served is None or shard in served[h])],
+        names=["message", "receiver"],
+    )
+
+
+def publishers_receipts(publishes: pd.DataFrame) -> pd.MultiIndex:
+    """(message, its publisher): a receipt no node should log."""
+    return pd.MultiIndex.from_arrays([publishes["message"], publishes["publisher"]], names=["message", "receiver"])
+
+
+def _receipts_check(expected: pd.MultiIndex, receipts: pd.DataFrame, publishes: pd.DataFrame,
                     min_delivery: float, outages: pd.DataFrame | None) -> tuple[str, dict[str, int]]:
     """What is wrong with the receipts ("ok" if nothing), and the missing ones counted by why:
     lost, or missed while the receiver was away or rejoining (churn)."""
-    expected = pd.MultiIndex.from_tuples(
-        [(m, h) for m, p in zip(schedule["message"], schedule["publisher"]) for h in hosts if h != p],
-        names=["message", "receiver"],
-    )
     got = pd.MultiIndex.from_frame(receipts[["message", "receiver"]])
     duplicated = got[got.duplicated()]
     missing = expected.difference(got)
@@ -185,8 +198,14 @@ def _receipts_check(hosts: list[str], schedule: pd.DataFrame, receipts: pd.DataF
         )
     if len(duplicated):
         problems.append(f"{len(duplicated)} duplicate receipts: " + listing([f"{r} got message {m} twice" for m, r in duplicated]))
-    if len(unexpected):
-        problems.append(f"{len(unexpected)} receipts by a message's own publisher: " + listing([f"{r}, message {m}" for m, r in unexpected]))
+    by_publisher = unexpected[unexpected.isin(publishers_receipts(publishes))]
+    off_shard = unexpected.difference(by_publisher)
+    if len(by_publisher):
+        problems.append(f"{len(by_publisher)} receipts by a message's own publisher: "
+                        + listing([f"{r}, message {m}" for m, r in by_publisher]))
+    if len(off_shard):
+        problems.append(f"{len(off_shard)} receipts by a node that does not serve the message's shard: "
+                        + listing([f"{r}, message {m}" for m, r in off_shard]))
     return "; ".join(problems) or "ok", counts
 
 
