@@ -17,6 +17,11 @@ class ConfigError(WakuShadowError):
         self.key = key
 
 
+def refused(key: str, message: str) -> ConfigError:
+    """The error for one key's value."""
+    return ConfigError(f"{key}: {message}", key)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a config: the dotted key it is about ('' for none) and the message, which names it."""

@@ -104,10 +104,18 @@ def service_load(run_dir: Path) -> pd.DataFrame:
 def bytes_by_role(run_dir: Path) -> pd.DataFrame:
     """Per role (relay, service, light) of one run with a packet capture: nodes, and the mean bytes a
     node received and sent from the first publish on (idle traffic subtracted)."""
-    identities = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False)
-    nodes = identities.join(busy_bytes(run_dir), on="host").fillna({"bytes_in": 0, "bytes_out": 0})
-    table = nodes.groupby("role").agg(nodes=("host", "size"), bytes_in_per_node=("bytes_in", "mean"),
-                                      bytes_out_per_node=("bytes_out", "mean")).reset_index()
+    return bytes_per_node(run_dir, pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False), "role")
+
+
+BYTES_PER_NODE_COLUMNS = ["nodes", "bytes_in_per_node", "bytes_out_per_node"]  # of bytes_per_node, beside its grouping
+
+
+def bytes_per_node(run_dir: Path, hosts: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per value of ``hosts[by]`` in one run with a packet capture: nodes, and the mean bytes a node
+    received and sent from the first publish on (busy_bytes; a node that sent nothing counts 0)."""
+    nodes = hosts.join(busy_bytes(run_dir), on="host").fillna({"bytes_in": 0, "bytes_out": 0})
+    table = nodes.groupby(by).agg(nodes=("host", "size"), bytes_in_per_node=("bytes_in", "mean"),
+                                  bytes_out_per_node=("bytes_out", "mean")).reset_index()
     return table.assign(**run_columns(run_dir))
 
 

@@ -9,11 +9,9 @@ import pandas as pd
 
 from waku_shadow import layout
 from waku_shadow.analyse import stats
-from waku_shadow.analyse.light_clients import busy_bytes
+from waku_shadow.analyse.light_clients import bytes_per_node
 from waku_shadow.analyse.study_tables import run_columns
 from waku_shadow.render import shards
-
-SERVED_COLUMNS = ["shards_served", "nodes", "bytes_in_per_node", "bytes_out_per_node"]
 
 
 def served(run_dir: Path) -> dict[str, frozenset[int]]:
@@ -41,8 +39,5 @@ def bytes_by_shards_served(run_dir: Path) -> pd.DataFrame:
     many, and the mean bytes a node received and sent from the first publish on (idle traffic
     subtracted)."""
     by_host = served(run_dir)
-    nodes = pd.DataFrame({"host": list(by_host), "shards_served": [len(mine) for mine in by_host.values()]})
-    nodes = nodes.join(busy_bytes(run_dir), on="host").fillna({"bytes_in": 0, "bytes_out": 0})
-    table = nodes.groupby("shards_served").agg(nodes=("host", "size"), bytes_in_per_node=("bytes_in", "mean"),
-                                               bytes_out_per_node=("bytes_out", "mean")).reset_index()
-    return table[SERVED_COLUMNS].assign(**run_columns(run_dir))
+    hosts = pd.DataFrame({"host": list(by_host), "shards_served": [len(mine) for mine in by_host.values()]})
+    return bytes_per_node(run_dir, hosts, "shards_served")

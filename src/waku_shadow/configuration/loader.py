@@ -29,7 +29,7 @@ from waku_shadow.configuration.study import (
     sweep_setting,
     with_sweep_value,
 )
-from waku_shadow.errors import ConfigError, ConfigProblems, Problem, describe
+from waku_shadow.errors import ConfigError, ConfigProblems, Problem, describe, refused
 
 # swept keys that may take 0: no churn, no spam
 ZERO_SWEEPS = ("churn.leaves_per_minute", "spam.messages_per_epoch")
@@ -464,11 +464,6 @@ def _locations(locations: dict) -> Locations:
         weights=tuple((name, float(weight)) for name, weight in zip(names, weights)),
         assignment=locations["assignment"],
     )
-
-
-def refused(key: str, message: str) -> ConfigError:
-    """The error for one key's value."""
-    return ConfigError(f"{key}: {message}", key)
 
 
 def _positive(value: int, key: str) -> int:

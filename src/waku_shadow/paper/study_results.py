@@ -265,9 +265,7 @@ class StudyResults:
     @cached_property
     def bytes_by_role(self) -> pd.DataFrame:
         """light_clients.bytes_by_role of every run; empty without a packet capture."""
-        if not self.study.traffic_capture:
-            return pd.DataFrame(columns=["role", "nodes", "bytes_in_per_node", "bytes_out_per_node"])
-        return self._per_run(light_clients.bytes_by_role)
+        return self._per_captured_run(light_clients.bytes_by_role, "role")
 
     # a cluster of several shards (network.shards)
 
@@ -279,9 +277,14 @@ class StudyResults:
     @cached_property
     def bytes_by_shards_served(self) -> pd.DataFrame:
         """shards.bytes_by_shards_served of every run; empty without a packet capture."""
+        return self._per_captured_run(shards.bytes_by_shards_served, "shards_served")
+
+    def _per_captured_run(self, table, by: str) -> pd.DataFrame:
+        """``table(run_dir)`` of every run, a light_clients.bytes_per_node table grouped ``by``; empty
+        without a packet capture."""
         if not self.study.traffic_capture:
-            return pd.DataFrame(columns=shards.SERVED_COLUMNS)
-        return self._per_run(shards.bytes_by_shards_served)
+            return pd.DataFrame(columns=[by, *light_clients.BYTES_PER_NODE_COLUMNS])
+        return self._per_run(table)
 
     # beside another study
 

@@ -62,9 +62,9 @@ def build(study: Study, size_bytes: int, roles: Roles | None = None, shard_plan:
     take the study's topics in turn, the k-th relay message topic k mod content_topics, so every
     topic gets its share whatever the number of publishers; the spammers' are on the first. On a
     cluster of several shards, a relay publisher's messages are on its shard's content topic."""
-    publishers = choose_publishers(study.topology, study.nodes, study.publishers, study.seed)
     roles = roles or light_clients.choose(study)
-    shard_plan = shard_plan or shards.choose(study, publishers)
+    shard_plan = shard_plan or shards.choose(study, choose_publishers(study.topology, study.nodes, study.publishers, study.seed))
+    publishers = list(shard_plan.publishing_on)
     sources = [(p, None) for p in publishers] + [(roles.lightpush_of(c), c) for c in roles.light_publishers]
     messages, relayed = [], 0
     for index in range(study.messages_per_run):

@@ -23,7 +23,7 @@ MOST_APPLICATIONS_TRIED = 10_000
 class ShardPlan:
     count: int
     served: tuple[tuple[int, ...], ...]  # served[i]: the shards relay node i serves, ascending
-    publishing_on: dict[int, int]  # a relay publisher's node -> the shard it publishes on
+    publishing_on: dict[int, int]  # each relay publisher's node, in node order -> the shard it publishes on
 
     def members(self, shard: int) -> list[int]:
         return [node for node, shards in enumerate(self.served) if shard in shards]
