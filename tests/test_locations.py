@@ -10,9 +10,10 @@ from recorded import CASCADE_RUNS, parsed_copies
 
 from waku_shadow.analyse import model, residuals
 from waku_shadow.configuration import loader, rtt_matrix
+from waku_shadow.configuration.study import exact_counts
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare
-from waku_shadow.render import locations, plan, run_folder
+from waku_shadow.render import locations, network_graph, plan, run_folder
 
 TABLE2 = REPO / "data" / "paper" / "table2_rtt_ms.csv"
 CITIES = ["Singapore", "Bangalore", "San Francisco", "New York", "Frankfurt"]
@@ -59,7 +60,7 @@ def test_a_row_for_a_location_itself_overrides_the_default(tmp_path):
 
 def test_nodes_are_placed_in_exact_proportions_by_seed():
     weights = [("A", 1.0), ("B", 2.0), ("C", 1.0)]
-    assert sum(locations.quotas(1001, weights)) == 1001
+    assert sum(exact_counts(1001, [w for _, w in weights])) == 1001
     in_order = locations.assign(8, weights, "in_order", seed=1)
     assert in_order == ["A", "A", "B", "B", "B", "B", "C", "C"]
     shuffled = locations.assign(8, weights, "random", seed=1)
@@ -69,13 +70,12 @@ def test_nodes_are_placed_in_exact_proportions_by_seed():
 
 def test_quotas_give_remainders_to_the_largest_fractions():
     # 10 nodes over weights 1:2:1 -> exact 2.5, 5, 2.5: the tie goes to the first location
-    assert locations.quotas(10, [("A", 1.0), ("B", 2.0), ("C", 1.0)]) == [3, 5, 2]
-    assert locations.quotas(5, [("A", 1.0)]) == [5]
+    assert exact_counts(10, [1.0, 2.0, 1.0]) == [3, 5, 2]
+    assert exact_counts(5, [1.0]) == [5]
 
 
 def test_graph_is_complete_with_self_loops_and_one_attribute_per_line():
-    matrix = rtt_matrix.read_rtt_matrix(TABLE2, 2_000_000)
-    text = locations.gml(matrix, CITIES, 0.5, 100_000_000, 50_000_000, 0.0)
+    text = network_graph.gml(plan.plan(loader.resolve(location_study(bandwidth_up="50 Mbit")), 2000))
     assert text.count("node [") == 5 and text.count("edge [") == 15
     edges = re.findall(r"source (\d+)\n\s+target (\d+)\n\s+latency \"([^\"]+)\"", text)
     assert {(int(a), int(b)) for a, b, _ in edges} == {(i, j) for i in range(5) for j in range(i, 5)}

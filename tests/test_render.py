@@ -10,12 +10,12 @@ from conftest import CONFIGS, REPO
 from waku_shadow.configuration import loader, schema
 from waku_shadow.configuration.study import merge
 from waku_shadow.errors import ConfigError
-from waku_shadow.render import nwaku, plan, run_folder, schedule
+from waku_shadow.render import network_graph, nwaku, plan, run_folder, schedule
 from waku_shadow.stack import shadow_options
 
 
 def test_gml_has_one_attribute_per_line(small_study):
-    text = run_folder.gml(plan.plan(small_study, 2000))
+    text = network_graph.gml(plan.plan(small_study, 2000))
     assert 'latency "50 ms"' in text and 'host_bandwidth_up "100 Mbit"' in text
     for line in text.splitlines():
         stripped = line.strip()

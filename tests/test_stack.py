@@ -246,6 +246,15 @@ def test_recorded_shards_replay_receipt_for_receipt(tmp_path):
     assert_rerun_is_the_committed_run(tmp_path, "recorded-shards", "recorded-shards", {}, {})
 
 
+def test_recorded_classes_replay_receipt_for_receipt(tmp_path):
+    """tests/data/recorded-classes (two bandwidth classes over two cities, each a network node of its
+    own) rerun on the default build: every receipt at the same nanosecond from the same parent."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    assert_rerun_is_the_committed_run(tmp_path, "recorded-classes", "recorded-classes", {}, {})
+
+
 def test_without_its_shard_list_nwaku_gives_every_node_every_shard(tmp_path):
     """tests/data/recorded-shards rendered by the workflow and run without WAKU_SIM_RELAY_SHARDS (patch 0040's
     setting): nwaku v0.38.1 subscribes every relay node to every shard whatever its --shard list, so

@@ -105,6 +105,9 @@ BYTES_BY_ROLE = "bytes_by_role.csv"  # mean bytes per node of each role (with a 
 MEMORY_BY_ROLE = "memory_by_role.csv"  # per run and role: nwaku processes and their private memory at the peak
 LATENCY_BY_SHARD = "latency_by_shard.csv"  # several shards: per shard, its nodes, messages and latency
 BYTES_BY_SHARDS_SERVED = "bytes_by_shards_served.csv"  # several shards: mean bytes per node by how many it serves
+LATENCY_BY_CLASS = "latency_by_class.csv"  # bandwidth classes: per class as receiver and as publisher, latency
+LATENCY_BY_CLASS_FIGURE = "latency_by_class.png"
+BYTES_BY_CLASS = "bytes_by_class.csv"  # bandwidth classes: mean bytes per node of each class
 STORE_RECOVERY = "store_recovery.csv"  # per returning light client: messages missed, recovered from the store, when
 
 

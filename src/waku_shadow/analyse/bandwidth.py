@@ -65,14 +65,25 @@ def withheld_copies(withheld: pd.DataFrame, measured: pd.DataFrame) -> float:
     return float(withheld["msg_hash"].isin(messages).sum() / len(messages))
 
 
+def host_bandwidths_bps(run_dir: Path, study: Study) -> tuple[pd.Series, pd.Series]:
+    """Each host's uplink and downlink by its bandwidth class (identities.csv), or the study's one bandwidth."""
+    hosts = pd.read_csv(run_dir / layout.IDENTITIES, keep_default_na=False).set_index("host")
+    if not study.bandwidth_classes:
+        return (pd.Series(study.bandwidth_up_bps, index=hosts.index), pd.Series(study.bandwidth_down_bps, index=hosts.index))
+    classes = {c.name: c for c in study.bandwidth_classes}
+    return (hosts["bandwidth_class"].map(lambda name: classes[name].up_bps),
+            hosts["bandwidth_class"].map(lambda name: classes[name].down_bps))
+
+
 def publisher_busy_ms(busy: pd.DataFrame, publishes: pd.DataFrame, stop_s: float, interval_s: float,
-                      bandwidth_up_bps: int) -> pd.Series:
+                      uplinks_bps: pd.Series) -> pd.Series:
     """Per message, how long its publisher's uplink was busy sending (idle traffic subtracted):
-    the bytes it sent from the publish to the next message's, at its upload rate."""
+    the bytes it sent from the publish to the next message's, at its upload rate (``uplinks_bps`` by host)."""
     publisher = publishes.set_index("message")["publisher"]
     busy_ms = {}
     for message, window in message_windows(busy, publishes, stop_s, interval_s):
-        busy_ms[message] = window.loc[window["node"] == publisher[message], "bytes_out"].sum() * 8 / bandwidth_up_bps * 1000
+        sent = window.loc[window["node"] == publisher[message], "bytes_out"].sum()
+        busy_ms[message] = sent * 8 / uplinks_bps[publisher[message]] * 1000
     return pd.Series(busy_ms, name="publisher_busy_ms")
 
 
@@ -154,8 +165,8 @@ def run_cost(run_dir: Path, study: Study) -> dict:
         "amplification": float(measured["amplification"].mean()),
         "duplicates_per_receiver": float(measured["duplicates_per_receiver"].mean()),
         "publisher_busy_ms": float(publisher_busy_ms(
-            busy, publishes, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9, study.bandwidth_up_bps
-        )[measured["message"]].mean()),
+            busy, publishes, study.stop_time_ns / 1e9, study.traffic_interval_ns / 1e9,
+            host_bandwidths_bps(run_dir, study)[0])[measured["message"]].mean()),
     }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from waku_shadow.configuration.study import LOAD_PARAMETER, Study
+from waku_shadow.configuration.study import LOAD_PARAMETER, Study, exact_counts
 
 RATE = "messages_per_second"
 KNEE_LATENCY_FACTOR = 2.0  # p95 latency at twice its value under the lightest load
@@ -27,9 +27,17 @@ def load_points(runs: pd.DataFrame, study: Study) -> pd.DataFrame:
     if "net_bytes" in table:
         publishing_s = study.messages_per_run / rate
         sent_per_node = table["net_bytes"] / 2 / study.nodes  # every byte sent is received once
-        table["uplink_demand"] = sent_per_node / publishing_s / (study.bandwidth_up_bps / 8)
+        table["uplink_demand"] = sent_per_node / publishing_s / (mean_uplink_bps(study) / 8)
     metrics = [m for m in METRICS if m in table]
     return table.groupby(["size_bytes", RATE], as_index=False)[metrics].mean().sort_values(["size_bytes", RATE])
+
+
+def mean_uplink_bps(study: Study) -> float:
+    """The relay nodes' mean upload bandwidth: the study's one, or over its classes' exact counts."""
+    if not study.bandwidth_classes:
+        return float(study.bandwidth_up_bps)
+    counts = exact_counts(study.nodes, [c.share for c in study.bandwidth_classes])
+    return sum(c.up_bps * count for c, count in zip(study.bandwidth_classes, counts)) / study.nodes
 
 
 def knees(points: pd.DataFrame) -> pd.DataFrame:

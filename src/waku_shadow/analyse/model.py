@@ -90,6 +90,8 @@ def predict(
     study,
     window_bytes: int = WINDOW_BYTES,
     one_way_ns: np.ndarray | None = None,
+    uplink_bps: np.ndarray | None = None,
+    downlink_bps: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Equation 1 for every receipt along its reconstructed path: as written and with two terms added.
 
@@ -101,13 +103,18 @@ def predict(
     - ``eq1_window_ms``: also a message larger than the flow-control window W waits
       ceil(S / W) - 1 round trips: L_t = one-way + max(rank x S / B, S / B + rounds x RTT).
     A receipt's prediction is L_g plus the sum over the edges of its path. ``one_way_ns``
-    gives each receipt's edge (from-peer to receiver) its own latency; by default every
-    edge has the study's.
+    gives each receipt's edge (from-peer to receiver) its own latency, and ``uplink_bps`` /
+    ``downlink_bps`` its sender's uplink and receiver's downlink (bandwidth classes); by default
+    every edge has the study's.
     """
     size = study.message_sizes[0]
     wire = wire_bytes(size)
-    link_bps = min(study.bandwidth_up_bps, study.bandwidth_down_bps)
-    copy_ns = wire * 8 / study.bandwidth_up_bps * 1e9
+    if uplink_bps is None:
+        uplink_bps = np.full(len(receipts), float(study.bandwidth_up_bps))
+    if downlink_bps is None:
+        downlink_bps = np.full(len(receipts), float(study.bandwidth_down_bps))
+    link_bps = np.minimum(uplink_bps, downlink_bps)
+    copy_ns = wire * 8 / uplink_bps * 1e9
     validation_ns = study.rln.verification_delay_ns(size)
     extra_round_trips = math.ceil(wire / window_bytes) - 1
     if one_way_ns is None:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import model, stats, study_tables
+from waku_shadow.analyse import bandwidth, model, stats, study_tables
 from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study
 
@@ -24,7 +24,9 @@ def run_receipts(run_dir: Path) -> pd.DataFrame:
     receipts = pd.read_parquet(run_dir / layout.RECEIPTS)
     sends = pd.read_parquet(run_dir / layout.SENDS)
     study = loader.load(run_dir / layout.RUN_CONFIG)
-    receipts = receipts.join(model.predict(receipts, sends, study, one_way_ns=edge_one_way_ns(run_dir, study, receipts)))
+    uplink_bps, downlink_bps = edge_bandwidths_bps(run_dir, study, receipts)
+    receipts = receipts.join(model.predict(receipts, sends, study, one_way_ns=edge_one_way_ns(run_dir, study, receipts),
+                                           uplink_bps=uplink_bps, downlink_bps=downlink_bps))
     for column in MODELS:
         receipts[column.replace("_ms", "_residual_ms")] = receipts["latency_ms"] - receipts[column]
     return receipts.assign(**study_tables.run_columns(run_dir))
@@ -37,6 +39,16 @@ def edge_one_way_ns(run_dir: Path, study: Study, receipts: pd.DataFrame):
     where = pd.read_csv(run_dir / layout.IDENTITIES).set_index("host")["location"]
     pairs = zip(where.reindex(receipts["from_host"]), where.reindex(receipts["receiver"]))
     return np.array([float(study.locations.one_way_ns(a, b)) for a, b in pairs])
+
+
+def edge_bandwidths_bps(run_dir: Path, study: Study, receipts: pd.DataFrame):
+    """The from-peer's uplink and the receiver's downlink of every receipt's last edge; (None, None)
+    without bandwidth classes."""
+    if not study.bandwidth_classes:
+        return None, None
+    uplinks, downlinks = bandwidth.host_bandwidths_bps(run_dir, study)
+    return (uplinks.reindex(receipts["from_host"]).to_numpy(dtype=float),
+            downlinks.reindex(receipts["receiver"]).to_numpy(dtype=float))
 
 
 def residual_summary(receipts: pd.DataFrame, by: list[str]) -> pd.DataFrame:

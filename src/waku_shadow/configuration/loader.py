@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from waku_shadow import checkout
-from waku_shadow.configuration import patched_settings, rln_platforms, rtt_matrix, schema, shards, units
+from waku_shadow.configuration import bandwidth_classes, patched_settings, rln_platforms, rtt_matrix, schema, shards, units
 from waku_shadow.configuration.study import (
     Gossipsub,
     LightClients,
@@ -221,6 +221,11 @@ def _resolve(raw: dict) -> Study:
         if raw_net.get("latency") is not None:
             found.add("network.latency", "with network.locations the latencies come from its rtt_matrix; remove the key")
         resolved["network"]["latency"] = None
+    if resolved["network"]["bandwidth_classes"] is not None:
+        for key in ("bandwidth_up", "bandwidth_down"):
+            if raw_net.get(key) is not None:
+                found.add(f"network.{key}", "network.bandwidth_classes gives each class its own; set it to null")
+            resolved["network"][key] = None
     # a sweep study's own fields are those of its first value; each value is checked below
     cfg = with_sweep_value(resolved, resolved["sweep"] and resolved["sweep"]["values"][0])
     net, gs, traffic, rln, sh, res = (cfg[k] for k in ("network", "gossipsub", "traffic", "rln", "shadow", "resources"))
@@ -235,6 +240,9 @@ def _resolve(raw: dict) -> Study:
         )
     if net["locations"] is None and net["latency"] is None:
         found.add("network.latency", "needed unless network.locations is set")
+    for key in ("bandwidth_up", "bandwidth_down"):
+        if net["bandwidth_classes"] is None and net[key] is None:
+            found.add(f"network.{key}", "needed unless network.bandwidth_classes is set")
     if net["topology"] == "random" and net["peers_per_node"] is not None and net["peers_per_node"] >= nodes:
         found.add("network.peers_per_node", f"{net['peers_per_node']} must be less than network.nodes ({nodes})")
     if traffic["publishers"] > nodes:
@@ -278,8 +286,10 @@ def _resolve(raw: dict) -> Study:
 
     latency = None if net["latency"] is None else found.parsed(units.duration_ns, net["latency"], "network.latency")
     locations = None if net["locations"] is None else found.parsed(_locations, net["locations"])
-    bandwidth_up = found.parsed(_positive_quantity, units.bandwidth_bps, net["bandwidth_up"], "network.bandwidth_up")
-    bandwidth_down = found.parsed(_positive_quantity, units.bandwidth_bps, net["bandwidth_down"], "network.bandwidth_down")
+    bandwidth_up, bandwidth_down = (
+        None if net[key] is None else found.parsed(_positive_quantity, units.bandwidth_bps, net[key], f"network.{key}")
+        for key in ("bandwidth_up", "bandwidth_down"))
+    host_classes = found.parsed(bandwidth_classes.parse, cfg)
     rln_settings = found.parsed(_rln, raw.get("rln") or {}, rln)
     mmap_threshold = found.parsed(_mmap_threshold, sh["nwaku_mmap_threshold"])
     traffic_interval = found.parsed(_positive_quantity, units.duration_ns, sh["traffic_interval"], "shadow.traffic_interval")
@@ -325,6 +335,7 @@ def _resolve(raw: dict) -> Study:
         locations=locations,
         bandwidth_up_bps=bandwidth_up,
         bandwidth_down_bps=bandwidth_down,
+        bandwidth_classes=host_classes,
         packet_loss=float(net["packet_loss"]),
         tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
         shards=sharding,

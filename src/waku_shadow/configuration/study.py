@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -97,6 +98,24 @@ class Shards:
         return self.per_node is not None and self.per_node < self.count
 
 
+def exact_counts(nodes: int, weights: list[float]) -> list[int]:
+    """Nodes per weight (a location's, a bandwidth class's share) in proportion, remainders to the largest
+    fractions, the first on a tie."""
+    exact = [nodes * weight / sum(weights) for weight in weights]
+    counts = [math.floor(x) for x in exact]
+    for i in sorted(range(len(weights)), key=lambda i: (counts[i] - exact[i], i))[: nodes - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class BandwidthClass:
+    name: str
+    share: float  # of the relay nodes
+    up_bps: int
+    down_bps: int
+
+
 @dataclass(frozen=True)
 class Locations:
     matrix: rtt_matrix.RttMatrix
@@ -184,8 +203,9 @@ class Study:
     peers_per_node: int  # 1 in a cascade: a node dials only the next one
     latency_ns: int | None  # None when the latencies come from locations
     locations: Locations | None
-    bandwidth_up_bps: int
-    bandwidth_down_bps: int
+    bandwidth_up_bps: int | None  # None when bandwidth_classes set each class's
+    bandwidth_down_bps: int | None
+    bandwidth_classes: tuple[BandwidthClass, ...]  # empty: every node at bandwidth_up / bandwidth_down
     packet_loss: float
     tcp_slow_start_after_idle: bool
     shards: Shards

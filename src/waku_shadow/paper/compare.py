@@ -84,7 +84,10 @@ def _differences(study: Study, paper: PaperNetwork) -> list[str]:
         found.append("links between locations, not one link")
     elif study.latency_ns / 1e6 not in paper.latencies_ms:
         found.append(f"a {study.latency_ns / 1e6:g} ms link, not {' or '.join(f'{ms:g}' for ms in paper.latencies_ms)} ms")
-    if (study.bandwidth_up_bps, study.bandwidth_down_bps) != (paper.bandwidth_up_bps, paper.bandwidth_down_bps):
+    if study.bandwidth_classes:
+        found.append(f"{len(study.bandwidth_classes)} bandwidth classes, not one link of "
+                     f"{paper.bandwidth_up_bps / 1e6:g}/{paper.bandwidth_down_bps / 1e6:g} Mbit up/down")
+    elif (study.bandwidth_up_bps, study.bandwidth_down_bps) != (paper.bandwidth_up_bps, paper.bandwidth_down_bps):
         found.append(f"{study.bandwidth_up_bps / 1e6:g}/{study.bandwidth_down_bps / 1e6:g} Mbit up/down, "
                      f"not {paper.bandwidth_up_bps / 1e6:g}/{paper.bandwidth_down_bps / 1e6:g}")
     if study.packet_loss:
@@ -296,6 +299,11 @@ def equation2_table(study: Study, receipts: pd.DataFrame, first: pd.DataFrame) -
     ])
 
 
+def is_located_cascade(study: Study) -> bool:
+    """A line of nodes over locations at one bandwidth, the setup of the paper's Table 3."""
+    return study.topology == "cascade" and study.locations is not None and not study.bandwidth_classes
+
+
 def multihost_table3(run_dirs: list[Path]) -> pd.DataFrame:
     """The paper's Table 3 beside a cascade over locations; empty for any other study.
 
@@ -303,7 +311,7 @@ def multihost_table3(run_dirs: list[Path]) -> pd.DataFrame:
     index order are the path a message travels.
     """
     study = loader.load(run_dirs[0] / layout.RUN_CONFIG)
-    if study.topology != "cascade" or study.locations is None:
+    if not is_located_cascade(study):
         return pd.DataFrame()
     path = list(pd.read_csv(run_dirs[0] / layout.IDENTITIES)["location"])
     receipts = pd.concat([study_tables.run_table(run, layout.RECEIPTS) for run in run_dirs], ignore_index=True)

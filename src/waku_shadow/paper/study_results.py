@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import bandwidth, hops, light_clients, residuals, shards, stats, study_tables
+from waku_shadow.analyse import bandwidth, bandwidth_classes, hops, light_clients, residuals, shards, stats, study_tables
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
 
@@ -41,11 +41,6 @@ def table5_sizes(study: Study) -> set[int]:
     """The study's message sizes beside which Table 5 is set: none for a sweep (Table 5 is per size, not
     per point) or a study that does not run the paper's network."""
     return set() if study.sweep else paper_sizes(study) & published.table5_sizes()
-
-
-def is_located_cascade(study: Study) -> bool:
-    """A line of nodes over locations, the setup of the paper's Table 3."""
-    return study.topology == "cascade" and study.locations is not None
 
 
 class StudyResults:
@@ -212,7 +207,7 @@ class StudyResults:
     @cached_property
     def table3(self) -> pd.DataFrame:
         """compare.multihost_table3: the paper's Table 3 beside a cascade over locations; empty otherwise."""
-        return compare.multihost_table3(self.run_dirs) if is_located_cascade(self.study) else pd.DataFrame()
+        return compare.multihost_table3(self.run_dirs)
 
     # bandwidth (with a packet capture)
 
@@ -278,6 +273,28 @@ class StudyResults:
     def bytes_by_shards_served(self) -> pd.DataFrame:
         """shards.bytes_by_shards_served of every run; empty without a packet capture."""
         return self._per_captured_run(shards.bytes_by_shards_served, "shards_served")
+
+    # relay nodes in bandwidth classes (network.bandwidth_classes)
+
+    @cached_property
+    def class_receipts(self) -> pd.DataFrame:
+        """bandwidth_classes.class_receipts of every run."""
+        return self._per_run(bandwidth_classes.class_receipts)
+
+    @cached_property
+    def latency_by_class(self) -> pd.DataFrame:
+        """bandwidth_classes.latency_by_class per point, its runs pooled."""
+        return bandwidth_classes.latency_by_class(self.class_receipts, self.keys)
+
+    @cached_property
+    def latency_by_class_histogram(self) -> pd.DataFrame:
+        """bandwidth_classes.latency_histogram per point, its runs pooled."""
+        return bandwidth_classes.latency_histogram(self.class_receipts, self.keys)
+
+    @cached_property
+    def bytes_by_class(self) -> pd.DataFrame:
+        """bandwidth_classes.bytes_by_class of every run; empty without a packet capture."""
+        return self._per_captured_run(bandwidth_classes.bytes_by_class, "bandwidth_class")
 
     def _per_captured_run(self, table, by: str) -> pd.DataFrame:
         """``table(run_dir)`` of every run, a light_clients.bytes_per_node table grouped ``by``; empty

@@ -1,4 +1,5 @@
-"""What one run is: its study and size, identities, topology, publishers, schedule, locations and churn."""
+"""What one run is: its study and size, identities, topology, publishers, schedule, locations, bandwidth classes
+and churn."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class RunPlan:
     topology: topology.Topology
     messages: list[schedule.Message]
     node_locations: list[str] | None  # per node, when the study spreads nodes over locations
+    node_classes: list[str] | None  # per node, its bandwidth class when the study has them
     outages: list[churn_plan.Outage]
     roles: light_clients.Roles
     shards: shards.ShardPlan
@@ -47,14 +49,10 @@ def plan(study: Study, size_bytes: int) -> RunPlan:
         messages=messages,
         node_locations=None if study.locations is None else locations.assign(
             study.nodes, list(study.locations.weights), study.locations.assignment, study.seed),
+        node_classes=locations.assign_classes(study.nodes, study.bandwidth_classes, study.seed) if study.bandwidth_classes else None,
         outages=churn_plan.outages(study, {m.publisher for m in messages} | set(roles.service_nodes))
         + churn_plan.client_outages(study, [c for c in range(study.nodes, study.hosts) if c not in roles.light_publishers]),
         roles=roles,
         shards=shard_plan,
     )
 
-
-def used_locations(run: RunPlan) -> list[str]:
-    """The locations that hold nodes, in the order of the study's names: the graph's node ids."""
-    occupied = set(run.node_locations)
-    return [name for name, _ in run.study.locations.weights if name in occupied]

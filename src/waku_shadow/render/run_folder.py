@@ -9,10 +9,9 @@ import yaml
 
 from waku_shadow import layout
 from waku_shadow.configuration.study import Study
-from waku_shadow.configuration.units import shadow_bandwidth, shadow_time
-from waku_shadow.render import churn_plan, light_clients, nwaku, schedule
-from waku_shadow.render import locations as loc
-from waku_shadow.render.plan import RunPlan, used_locations
+from waku_shadow.configuration.units import shadow_time
+from waku_shadow.render import churn_plan, light_clients, network_graph, nwaku, schedule
+from waku_shadow.render.plan import RunPlan
 from waku_shadow.stack.shadow_options import (
     FEW_DESCRIPTORS_PER_PROCESS,
     SHIM_MEMORY_SYSCALLS,
@@ -26,46 +25,6 @@ PUBLISH_RETRIES = 3
 PCAP_CAPTURE_BYTES = 64  # an IPv4 header and a TCP header with options
 
 
-def gml(run: RunPlan) -> str:
-    study = run.study
-    if run.node_locations is not None:
-        return loc.gml(
-            study.locations.matrix,
-            used_locations(run),
-            study.locations.one_way_fraction,
-            study.bandwidth_down_bps,
-            study.bandwidth_up_bps,
-            study.packet_loss,
-        )
-    return single_place_gml(study)
-
-
-def single_place_gml(study: Study) -> str:
-    """One network node every host attaches to; its self-loop carries the study's latency and loss.
-
-    Shadow's GML parser wants one attribute per line.
-    """
-    return "\n".join(
-        [
-            "graph [",
-            "  directed 0",
-            "  node [",
-            "    id 0",
-            f'    host_bandwidth_down "{shadow_bandwidth(study.bandwidth_down_bps)}"',
-            f'    host_bandwidth_up "{shadow_bandwidth(study.bandwidth_up_bps)}"',
-            "  ]",
-            "  edge [",
-            "    source 0",
-            "    target 0",
-            f'    latency "{shadow_time(study.latency_ns)}"',
-            f"    packet_loss {study.packet_loss}",
-            "  ]",
-            "]",
-            "",
-        ]
-    )
-
-
 def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     study = run.study
     in_degrees = run.topology.in_degrees()
@@ -74,7 +33,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     env = nwaku.environment(study)
     publish_url = f"http://127.0.0.1:{nwaku.REST_PORT}{REST_PUBLISH_PATH}"
     lightpush_url = f"http://127.0.0.1:{nwaku.REST_PORT}{light_clients.LIGHTPUSH_PATH}"
-    graph_node = {name: i for i, name in enumerate(used_locations(run))} if run.node_locations else None
+    graph_node = network_graph.node_ids(run)
 
     roles = run.roles
     service_nodes = set(roles.service_nodes)
@@ -136,7 +95,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
             retried = not message.spam and message.light_client is None
             processes.append(curl_process(curl, str(body), url, message.publish_at_ns, retried=retried))
         hosts[me.host] = {
-            "network_node_id": 0 if graph_node is None else graph_node[run.node_locations[me.index]],
+            "network_node_id": graph_node[me.index],
             "ip_addr": me.ip,
             "processes": processes,
         }
@@ -149,8 +108,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
         "data_directory": layout.SHADOW_DATA,
     }
     network = {"graph": {"type": "gml", "file": {"path": layout.NETWORK_GRAPH}}}
-    if run.node_locations is not None:
-        # the graph is complete: route every pair over its own edge, as the matrix says
+    if network_graph.routed_directly(run):
         network["use_shortest_path"] = False
     config = {"general": general, "network": network}
     experimental = dict(study.shadow_experimental)
@@ -220,7 +178,7 @@ def render(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> None:
     identities_frame(run).to_csv(run_dir / layout.IDENTITIES, index=False)
     links_frame(run).to_csv(run_dir / layout.LINKS, index=False)
     churn_plan.frame(run.outages, hosts).to_csv(run_dir / layout.CHURN, index=False)
-    (run_dir / layout.NETWORK_GRAPH).write_text(gml(run))
+    (run_dir / layout.NETWORK_GRAPH).write_text(network_graph.gml(run))
     config = shadow_yaml(run, run_dir, wakunode2, curl)
     (run_dir / layout.SHADOW_CONFIG).write_text(yaml.dump(config, Dumper=_PlainDumper, sort_keys=False, width=1000))
 
@@ -259,6 +217,8 @@ def identities_frame(run: RunPlan) -> pd.DataFrame:
     )
     if run.node_locations is not None:
         frame["location"] = run.node_locations
+    if run.node_classes is not None:
+        frame["bandwidth_class"] = run.node_classes
     return frame
 
 

@@ -137,13 +137,25 @@ def hop_histograms(histogram: pd.DataFrame, out: Path, keys: tuple[str, ...] = (
 
 def latency_by_path(receipts: pd.DataFrame, out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
     """The latency ECDF of each path (publisher's role → receiver's role), one panel per point."""
+    latency_ecdfs(receipts.assign(path=receipts["path"].astype(str)), "path",
+                  "Latency by path: relay and light publishers, relay and light receivers", out, keys)
+
+
+def latency_by_class(receipts: pd.DataFrame, out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
+    """The latency ECDF of the receipts of each receiver's bandwidth class, one panel per point."""
+    latency_ecdfs(receipts.rename(columns={"receiver_class": "receiver's class"}), "receiver's class",
+                  "Latency by the receiver's bandwidth class", out, keys)
+
+
+def latency_ecdfs(receipts: pd.DataFrame, hue: str, title: str, out: Path, keys: tuple[str, ...]) -> None:
+    """The latency ECDF of each value of ``hue``, one panel per point."""
     keys = list(keys)
     sns.set_theme(style="whitegrid")
-    frame = receipts.assign(point=point_labels(receipts, keys), path=receipts["path"].astype(str))
-    grid = sns.displot(frame, x="latency_ms", hue="path", col="point", col_order=_ordered_labels(receipts, keys),
+    frame = receipts.assign(point=point_labels(receipts, keys))
+    grid = sns.displot(frame, x="latency_ms", hue=hue, col="point", col_order=_ordered_labels(receipts, keys),
                        kind="ecdf", height=3.5, aspect=1.2, facet_kws={"sharex": False})
     grid.set_axis_labels("latency from the publisher's intent (ms)", "share of receipts")
-    grid.figure.suptitle("Latency by path: relay and light publishers, relay and light receivers", y=1.03)
+    grid.figure.suptitle(title, y=1.03)
     grid.figure.savefig(out, dpi=150, bbox_inches="tight")
     plt.close(grid.figure)
 

@@ -10,6 +10,7 @@ from waku_shadow import layout
 from waku_shadow.analyse import load_study, study_runs, study_tables
 from waku_shadow.configuration.units import human_size
 from waku_shadow.cost import bench
+from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.report import tables as written
 from waku_shadow.report.tables import number
@@ -18,7 +19,7 @@ from waku_shadow.report.tables import number
 def table3(gathered: list[study_runs.StudyRuns]) -> dict[str, str] | None:
     parts = {}
     for g in gathered:
-        if g.single_host or not g.validated or g.study.locations is None:
+        if g.single_host or not g.validated or not compare.is_located_cascade(g.study):
             continue
         slow_start = "on" if g.study.tcp_slow_start_after_idle else "off"
         parts[g.study.name] = (f"**{g.study.name}** (TCP slow start after idle {slow_start}; "

@@ -9,7 +9,7 @@ import pandas as pd
 from waku_shadow.analyse import stats
 from waku_shadow.report import tables as written
 from waku_shadow.report.summaries import StudySummary
-from waku_shadow.report.summary_tables import heading, joined
+from waku_shadow.report.summary_tables import heading, joined, node_weighted_bytes
 
 SHARD_STUDIES = ("shards", "shards-every-node", "shards-per-node")  # docs/shards.md, in its order
 
@@ -26,10 +26,7 @@ def points(summary: StudySummary) -> pd.DataFrame:
     table = summary.latency_summary[[*keys, "p50", "p95", "max"]].merge(means, on=keys)
     if not summary.bytes_by_shards_served.empty:
         served = summary.bytes_by_shards_served.merge(with_keys, on=["run", *[k for k in keys if k != "size_bytes"]], how="left")
-        weighted = served.assign(bytes_in=served["bytes_in_per_node"] * served["nodes"],
-                                 bytes_out=served["bytes_out_per_node"] * served["nodes"]).groupby(keys)[
-            ["bytes_in", "bytes_out", "nodes"]].sum()
-        table = table.merge((weighted[["bytes_in", "bytes_out"]].div(weighted["nodes"], axis=0)).reset_index(), on=keys)
+        table = table.merge(node_weighted_bytes(served, keys), on=keys)
     return table
 
 

@@ -16,7 +16,8 @@ from waku_shadow import layout
 from waku_shadow.analyse import bandwidth, residuals
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
-from waku_shadow.paper.study_results import StudyResults, is_located_cascade, paper_sizes, table5_sizes
+from waku_shadow.paper.compare import is_located_cascade
+from waku_shadow.paper.study_results import StudyResults, paper_sizes, table5_sizes
 from waku_shadow.report import plots
 
 # what every study has, whatever its setup
@@ -26,6 +27,7 @@ ALWAYS = [layout.RECEIPTS_WITH_MODEL, layout.RUN_CHECKS, layout.PROVENANCE_TABLE
 LIGHT_CLIENTS = [layout.LATENCY_BY_PATH, layout.LATENCY_BY_PATH_FIGURE, layout.LIGHT_DECOMPOSITION, layout.SERVICE_LOAD,
                  layout.STORE_RECOVERY, layout.MEMORY_BY_ROLE]
 SHARDS = [layout.LATENCY_BY_SHARD]
+BANDWIDTH_CLASSES = [layout.LATENCY_BY_CLASS, layout.LATENCY_BY_CLASS_FIGURE]
 PAPER_COMPARISON = [layout.PAPER_DISTANCES, layout.PAPER_DISTANCES_BY_SEED, layout.PAPER_HOP_SHARES,
                     layout.PAPER_DISTRIBUTIONS]
 
@@ -50,6 +52,8 @@ def outputs(study: Study, compare_with: str | Path | None = None) -> list[str]:
         names += LIGHT_CLIENTS + ([layout.BYTES_BY_ROLE] if study.traffic_capture else [])
     if study.sharded:
         names += SHARDS + ([layout.BYTES_BY_SHARDS_SERVED] if study.traffic_capture else [])
+    if study.bandwidth_classes:
+        names += BANDWIDTH_CLASSES + ([layout.BYTES_BY_CLASS] if study.traffic_capture else [])
     if compare_with:
         names += [layout.compared_with(compare_with, ".csv"), layout.compared_with(compare_with, ".png")]
     return names
@@ -103,6 +107,8 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
         layout.MEMORY_BY_ROLE: lambda: results.memory_by_role,
         layout.LATENCY_BY_SHARD: lambda: results.latency_by_shard,
         layout.BYTES_BY_SHARDS_SERVED: lambda: results.bytes_by_shards_served,
+        layout.LATENCY_BY_CLASS: lambda: results.latency_by_class,
+        layout.BYTES_BY_CLASS: lambda: results.bytes_by_class,
     }
     figures = {
         layout.FIGURE2: lambda path: plots.figure2(results.figure2, path),
@@ -113,6 +119,7 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
             path, keys),
         layout.BANDWIDTH_FIGURE: lambda path: bandwidth_figure(results, path),
         layout.LATENCY_BY_PATH_FIGURE: lambda path: plots.latency_by_path(results.path_receipts, path, keys),
+        layout.LATENCY_BY_CLASS_FIGURE: lambda path: plots.latency_by_class(results.class_receipts, path, keys),
     }
     if other is not None:
         frames[layout.compared_with(other, ".csv")] = lambda: results.compared_with(other_receipts)

@@ -16,7 +16,7 @@ from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
 from waku_shadow.parse import light_clients
 from waku_shadow.render import churn_plan
-from waku_shadow.report import tables
+from waku_shadow.report import study_sections, tables
 from waku_shadow.report.tables import number
 
 NWAKU_MUXER_ORDER = "nwaku's own order (yamux, then mplex)"
@@ -41,6 +41,14 @@ def network_description(study: Study) -> str:
         f"{layout}; spread over {places} ({study.locations.assignment.replace('_', ' ')}), one-way latency "
         f"{study.locations.one_way_fraction:g} x the RTTs of {study.locations.matrix_path}"
     )
+
+
+def bandwidth_description(study: Study) -> str:
+    if not study.bandwidth_classes:
+        return f"{shadow_bandwidth(study.bandwidth_up_bps)} up / {shadow_bandwidth(study.bandwidth_down_bps)} down"
+    return "bandwidth classes " + ", ".join(
+        f"{c.name} ({c.share:g} of the nodes, {shadow_bandwidth(c.up_bps)} up / {shadow_bandwidth(c.down_bps)} down)"
+        for c in study.bandwidth_classes)
 
 
 def sweep_description(study: Study) -> str:
@@ -83,8 +91,8 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
     lines = [
         f"# {study.name}",
         "",
-        f"{study.nodes} nwaku nodes in Shadow, {network_description(study)}, {shadow_bandwidth(study.bandwidth_up_bps)} up / "
-        f"{shadow_bandwidth(study.bandwidth_down_bps)} down, packet loss {study.packet_loss}; "
+        f"{study.nodes} nwaku nodes in Shadow, {network_description(study)}, {bandwidth_description(study)}, "
+        f"packet loss {study.packet_loss}; "
         f"gossipsub D={gs['d']} (D_low={gs['d_low']}, D_high={gs['d_high']}, D_lazy={gs['d_lazy']}).",
         f"{study.publishers} publishers x {study.messages_per_publisher} messages per size, after "
         f"{study.warmup_messages} warm-up messages (excluded), one every {shadow_time(study.interval_ns)}; "
@@ -158,7 +166,8 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
         ]
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)
-    lines += shards_section(results)
+    lines += study_sections.shards_section(results)
+    lines += study_sections.classes_section(results)
     runs = [[r["run"], human_size(int(r["size_bytes"])), f"{r['wall_s']:.0f} s",
              f"{r['peak_memory_gib']:.1f} GiB ({r['memory_measure']})",
              f"{int(r['receipts'])} / {int(r['receipts_expected'])}", f"{int(r['publish_retries'])}",
@@ -184,26 +193,6 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
         "",
     ]
     return "\n".join(lines)
-
-
-def shards_section(results: StudyResults) -> list[str]:
-    """On a cluster of several shards: each shard's nodes, receipts and latency, and what a node carries
-    for the number of shards it serves (with a packet capture)."""
-    if not results.study.sharded:
-        return []
-    by_shard = [[r["run"], f"{r['shard']:.0f}", f"{r['nodes']:.0f}", f"{r['messages']:.0f}", f"{r['receipts']:.0f}",
-                 f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['max_ms']:.0f}"]
-                for r in results.latency_by_shard.to_dict("records")]
-    lines = ["## Shards", "",
-             tables.table(by_shard, ["run", "shard", "nodes", "messages", "receipts", "p50 (ms)", "p95 (ms)", "max (ms)"],
-                          "lrrrrrrr").markdown()]
-    served = results.bytes_by_shards_served
-    if not served.empty:
-        rows = [[r["run"], f"{r['shards_served']:.0f}", f"{r['nodes']:.0f}", f"{r['bytes_in_per_node']:,.0f}",
-                 f"{r['bytes_out_per_node']:,.0f}"] for r in served.to_dict("records")]
-        lines += ["Bytes per node from the first publish on, idle traffic subtracted, by the shards it serves:", "",
-                  tables.table(rows, ["run", "shards served", "nodes", "bytes in", "bytes out"], "lrrrr").markdown()]
-    return lines
 
 
 def churn_section(run_dirs: list[Path]) -> list[str]:

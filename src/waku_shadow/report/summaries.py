@@ -19,6 +19,7 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       latency_by_path.csv, light_decomposition.csv, service_load.csv, bytes_by_role.csv,
                       store_recovery.csv, memory_by_role.csv  with light clients
                       latency_by_shard.csv, bytes_by_shards_served.csv  on a cluster of several shards
+                      latency_by_class.csv, bytes_by_class.csv, latency_by_class_histogram.csv  with bandwidth classes
 
 Every study with validated runs here and a config is summarised; the tables that set a study beside
 the paper's data are empty for one that does not run the paper's network (compare.network_differences).
@@ -52,6 +53,7 @@ OWN_TABLES = ("latency_summary", "run_metrics", "relay_hop_times", "latency_hist
 LIGHT_TABLES = ("latency_by_path", "light_decomposition", "service_load", "bytes_by_role", "store_recovery",
                 "memory_by_role")  # of a study with light clients
 SHARD_TABLES = ("latency_by_shard", "bytes_by_shards_served")  # of a study on several shards
+CLASS_TABLES = ("latency_by_class", "bytes_by_class", "latency_by_class_histogram")  # of a study with bandwidth classes
 
 
 @dataclass
@@ -87,6 +89,10 @@ class StudySummary:
     sharded: bool = False  # whether any run is on several shards, so SHARD_TABLES
     latency_by_shard: pd.DataFrame = field(default_factory=pd.DataFrame)
     bytes_by_shards_served: pd.DataFrame = field(default_factory=pd.DataFrame)
+    classed: bool = False  # whether the study has bandwidth classes, so CLASS_TABLES
+    latency_by_class: pd.DataFrame = field(default_factory=pd.DataFrame)
+    bytes_by_class: pd.DataFrame = field(default_factory=pd.DataFrame)
+    latency_by_class_histogram: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def table5(self) -> pd.DataFrame:
@@ -184,6 +190,7 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         "paper_network": paper_network,
         "light_clients": results.study.light_clients.active,
         "sharded": results.study.sharded,
+        "classed": bool(results.study.bandwidth_classes),
     }, indent=2) + "\n")
     computed = {"latency_summary": lambda: results.summary, "run_metrics": lambda: runs_with_cost(results),
                 "distances_by_round": lambda: distances_by_round(results),
@@ -193,24 +200,28 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         if table not in OWN_TABLES and not paper_network:
             continue
         (computed.get(table) or (lambda: getattr(results, table)))().to_csv(folder / f"{table}.csv", index=False)
-    for table in (LIGHT_TABLES if results.study.light_clients.active else ()) + (
-            SHARD_TABLES if results.study.sharded else ()):
+    for table in optional_tables(results.study.light_clients.active, results.study.sharded, bool(results.study.bandwidth_classes)):
         getattr(results, table).to_csv(folder / f"{table}.csv", index=False)
     return folder
+
+
+def optional_tables(light_clients: bool, sharded: bool, classed: bool) -> tuple[str, ...]:
+    """The tables a study has for its light clients, its shards and its bandwidth classes."""
+    return (LIGHT_TABLES if light_clients else ()) + (SHARD_TABLES if sharded else ()) + (CLASS_TABLES if classed else ())
 
 
 def read(folder: Path) -> StudySummary:
     """summaries/<study>/ as write left it; one written by an earlier waku-shadow, without a table this
     one reads, is refused by name."""
     provenance = json.loads((folder / PROVENANCE).read_text())
-    expected = ((TABLES if provenance.get("paper_network") else OWN_TABLES) + (LIGHT_TABLES if provenance.get("light_clients") else ())
-                + (SHARD_TABLES if provenance.get("sharded") else ()))
+    expected = ((TABLES if provenance.get("paper_network") else OWN_TABLES)
+                + optional_tables(provenance.get("light_clients"), provenance.get("sharded"), provenance.get("classed")))
     missing = [f"{table}.csv" for table in expected if not (folder / f"{table}.csv").exists()]
     if "paper_network" not in provenance or missing:
         raise ConfigError(f"{folder}: written by an earlier waku-shadow (no {', '.join(missing) or 'paper_network'}); "
                           "run `waku-shadow docs-tables` where its study's results are")
     tables = {table: pd.read_csv(folder / f"{table}.csv") if (folder / f"{table}.csv").exists() else pd.DataFrame()
-              for table in TABLES + LIGHT_TABLES + SHARD_TABLES}
+              for table in TABLES + LIGHT_TABLES + SHARD_TABLES + CLASS_TABLES}
     return StudySummary(**provenance, **tables)
 
 

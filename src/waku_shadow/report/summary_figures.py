@@ -1,5 +1,6 @@
 """The docs' figures, drawn from the committed summaries alone (report/summaries.py), beside the
-paper's raw latencies: <study>-latency.png/.svg per summarised study of the paper's network.
+paper's raw latencies: <study>-latency.png/.svg per summarised study of the paper's network, and
+<study>-latency-by-class.png/.svg per study with bandwidth classes.
 
 Per size, a row: our latency ECDF (each seed thin, pooled thick; to the summary's 1 ms bins) over
 the paper's, and how long our relayed hops took. The files carry no date, so a rewrite from the same
@@ -20,6 +21,7 @@ import seaborn as sns  # noqa: E402
 from waku_shadow.analyse import stats  # noqa: E402
 from waku_shadow.configuration.units import human_size  # noqa: E402
 from waku_shadow.paper import published  # noqa: E402
+from waku_shadow.report import class_tables  # noqa: E402
 from waku_shadow.report.summaries import StudySummary  # noqa: E402
 
 FORMATS = (".png", ".svg")
@@ -64,6 +66,33 @@ def latency_figure(summary: StudySummary, out_stem: Path) -> list[Path]:
                    title=f"{human_size(int(size_bytes))}: our relayed hops")
     fig.suptitle(f"{summary.study} ({summary.config}; nwaku {summary.nwaku['nwaku_tag']}) beside the paper's raw Shadow latencies")
     fig.tight_layout()
+    return _saved(fig, out_stem)
+
+
+def class_latency_figure(summary: StudySummary, baseline: StudySummary | None, out_stem: Path) -> list[Path]:
+    """<out_stem>.png and .svg: per size, the latency ECDF of each receiver's class and of each publisher's
+    class, the runs pooled, over the same network on one link (``baseline``) when it is summarised."""
+    histogram = summary.latency_by_class_histogram
+    sizes = sorted(histogram["size_bytes"].unique())
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(len(sizes), 2, figsize=(13, 3.4 * len(sizes)), squeeze=False)
+    for row, size_bytes in zip(axes, sizes):
+        for ax, side in zip(row, ("receiver", "publisher")):
+            at = histogram[(histogram["size_bytes"] == size_bytes) & (histogram["side"] == side)]
+            for name, one_class in at.groupby("bandwidth_class", sort=False):
+                ax.step(*binned_ecdf(one_class), where="post", linewidth=1.8, label=f"{name} ({one_class['receipts'].sum()} receipts)")
+            if baseline is not None:
+                alone = baseline.latency_histogram[baseline.latency_histogram["size_bytes"] == size_bytes]
+                ax.step(*binned_ecdf(alone), where="post", color=PAPER, linestyle="--", linewidth=1.2,
+                        label=f"every node on one link ({baseline.study})")
+            ax.set(xlabel="latency (ms)", ylabel="share of receipts", title=f"{human_size(int(size_bytes))}: by the {side}'s class")
+            ax.legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"{summary.study} ({summary.config}; nwaku {summary.nwaku['nwaku_tag']}): latency by bandwidth class")
+    fig.tight_layout()
+    return _saved(fig, out_stem)
+
+
+def _saved(fig, out_stem: Path) -> list[Path]:
     paths = [out_stem.parent / f"{out_stem.name}{suffix}" for suffix in FORMATS]  # a study name may hold dots
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,7 +102,10 @@ def latency_figure(summary: StudySummary, out_stem: Path) -> list[Path]:
 
 
 def write(summarised: dict[str, StudySummary], out: Path) -> list[Path]:
-    """The figures of every summarised study of the paper's network, under out (docs/figures/)."""
+    """The figures of every summarised study of the paper's network and of every study with bandwidth
+    classes, under out (docs/figures/)."""
     plt.rcParams["svg.hashsalt"] = "waku-shadow"  # fixed ids: the same summaries draw the same file
-    return [path for name, summary in summarised.items() if summary.paper_network
-            for path in latency_figure(summary, out / f"{name}-latency")]
+    return ([path for name, summary in summarised.items() if summary.paper_network
+             for path in latency_figure(summary, out / f"{name}-latency")]
+            + [path for name, summary in summarised.items() if summary.classed
+               for path in class_latency_figure(summary, class_tables.one_link(summarised, name), out / f"{name}-latency-by-class")])

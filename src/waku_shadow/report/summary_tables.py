@@ -43,6 +43,15 @@ def heading(summary: StudySummary) -> str:
     return f"**{summary.study}** ({summary.config}; {', '.join(summary.runs)}):\n\n"
 
 
+def node_weighted_bytes(carried: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """bytes_per_node tables (one row per group and run) pooled ``by``: a node's mean bytes in and out
+    over every run, each run's mean weighted by its nodes."""
+    weighted = carried.assign(bytes_in=carried["bytes_in_per_node"] * carried["nodes"],
+                              bytes_out=carried["bytes_out_per_node"] * carried["nodes"]).groupby(by, sort=False)[
+        ["bytes_in", "bytes_out", "nodes"]].sum()
+    return weighted[["bytes_in", "bytes_out"]].div(weighted["nodes"], axis=0).reset_index()
+
+
 def paper_network(summarised: dict[str, StudySummary]) -> dict[str, StudySummary]:
     return {name: summary for name, summary in summarised.items() if summary.paper_network}
 

@@ -1,0 +1,56 @@
+"""The report's sections of a network with several shards or with bandwidth classes."""
+
+from __future__ import annotations
+
+from waku_shadow import layout
+from waku_shadow.configuration.units import human_size
+from waku_shadow.paper.study_results import StudyResults
+from waku_shadow.report import tables
+
+
+def shards_section(results: StudyResults) -> list[str]:
+    """On a cluster of several shards: each shard's nodes, receipts and latency, and what a node carries
+    for the number of shards it serves (with a packet capture)."""
+    if not results.study.sharded:
+        return []
+    by_shard = [[r["run"], f"{r['shard']:.0f}", f"{r['nodes']:.0f}", f"{r['messages']:.0f}", f"{r['receipts']:.0f}",
+                 f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['max_ms']:.0f}"]
+                for r in results.latency_by_shard.to_dict("records")]
+    lines = ["## Shards", "",
+             tables.table(by_shard, ["run", "shard", "nodes", "messages", "receipts", "p50 (ms)", "p95 (ms)", "max (ms)"],
+                          "lrrrrrrr").markdown()]
+    served = results.bytes_by_shards_served
+    if not served.empty:
+        rows = [[r["run"], f"{r['shards_served']:.0f}", f"{r['nodes']:.0f}", f"{r['bytes_in_per_node']:,.0f}",
+                 f"{r['bytes_out_per_node']:,.0f}"] for r in served.to_dict("records")]
+        lines += ["Bytes per node from the first publish on, idle traffic subtracted, by the shards it serves:", "",
+                  tables.table(rows, ["run", "shards served", "nodes", "bytes in", "bytes out"], "lrrrr").markdown()]
+    return lines
+
+
+def classes_section(results: StudyResults) -> list[str]:
+    """With bandwidth classes: latency by the receiver's class and by the publisher's, and the bytes a node
+    of each class carries (with a packet capture)."""
+    if not results.study.bandwidth_classes:
+        return []
+    keys = results.keys
+    by_class = [[*(point_cell(k, r[k]) for k in keys), r["side"], r["bandwidth_class"], f"{r['node_runs']:.0f}",
+                 f"{r['receipts']:.0f}", f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['max_ms']:.0f}"]
+                for r in results.latency_by_class.to_dict("records")]
+    lines = ["## Bandwidth classes", "",
+             "Latency by the receiver's class (its nodes and the receipts they took) and by the publisher's (its "
+             "publishers and the receipts of their messages), each point's runs pooled; nodes are counted once per run; "
+             f"figure {layout.LATENCY_BY_CLASS_FIGURE}:", "",
+             tables.table(by_class, [*("size" if k == "size_bytes" else k for k in keys), "by", "class", "nodes", "receipts", "p50 (ms)", "p95 (ms)", "max (ms)"],
+                          "l" * (len(keys) + 2) + "rrrrr").markdown()]
+    carried = results.bytes_by_class
+    if not carried.empty:
+        rows = [[r["run"], r["bandwidth_class"], f"{r['nodes']:.0f}", f"{r['bytes_in_per_node']:,.0f}",
+                 f"{r['bytes_out_per_node']:,.0f}"] for r in carried.to_dict("records")]
+        lines += ["Bytes per node from the first publish on, idle traffic subtracted, by class:", "",
+                  tables.table(rows, ["run", "class", "nodes", "bytes in", "bytes out"], "llrrr").markdown()]
+    return lines
+
+
+def point_cell(key: str, value) -> str:
+    return human_size(int(value)) if key == "size_bytes" else str(value)
