@@ -8,7 +8,7 @@ from conftest import RECORDED
 from recorded import CLASSES_RUN, parsed_copies
 
 from waku_shadow import cli, layout
-from waku_shadow.analyse import bandwidth, bandwidth_classes, model, residuals
+from waku_shadow.analyse import bandwidth, host_groups, model, residuals
 from waku_shadow.configuration import loader
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper.study_results import StudyResults
@@ -31,7 +31,7 @@ def results(parsed):
 
 def test_a_home_publishers_first_copies_leave_at_its_uplinks_pace(parsed):
     """A 20 KB message is 0.16 Mbit: on a 5 Mbit uplink each copy takes 32 ms, on 1 Gbit a fraction of one."""
-    classes = bandwidth_classes.classes_of(parsed)
+    classes = host_groups.groups_of(parsed)["bandwidth_class"]
     receipts = pd.read_parquet(parsed / layout.RECEIPTS).query("~warmup")
     first_hop = receipts[receipts["from_host"] == receipts["publisher"]]
     spread = first_hop.groupby("msg_hash").agg(publisher=("publisher", "first"),
@@ -54,12 +54,20 @@ def test_latency_is_split_by_the_receivers_and_the_publishers_class(results, par
     assert histogram.groupby("side")["receipts"].sum().to_dict() == {"publisher": measured, "receiver": measured}
 
 
+def test_latency_is_split_by_the_receivers_and_the_publishers_city(results, parsed):
+    table = results.latency_by_location
+    receivers = table[table["side"] == "receiver"].set_index("location")
+    cities = host_groups.groups_of(parsed)["location"].value_counts().to_dict()
+    assert receivers["node_runs"].to_dict() == cities and set(cities) == {"Frankfurt", "New York"}
+    assert receivers["receipts"].sum() == table.loc[table["side"] == "publisher", "receipts"].sum()
+
+
 def test_bytes_and_the_publishers_busy_uplink_are_by_class(results, parsed):
     carried = results.bytes_by_class.set_index("bandwidth_class")
     assert carried["nodes"].to_dict() == {"home": 15, "supernode": 5}
     assert (carried["bytes_in_per_node"] > 8 * 20_000 / 2).all()
     uplinks, downlinks = bandwidth.host_bandwidths_bps(parsed, results.study)
-    classes = bandwidth_classes.classes_of(parsed)
+    classes = host_groups.groups_of(parsed)["bandwidth_class"]
     assert set(uplinks[classes == "home"]) == {5_000_000} and set(downlinks[classes == "supernode"]) == {1_000_000_000}
 
 
@@ -69,7 +77,7 @@ def test_equation1_takes_each_edges_own_bandwidth(parsed):
     receipts = pd.read_parquet(parsed / layout.RECEIPTS)
     sends = pd.read_parquet(parsed / layout.SENDS)
     uplink, downlink = residuals.edge_bandwidths_bps(parsed, study, receipts)
-    classes = bandwidth_classes.classes_of(parsed)
+    classes = host_groups.groups_of(parsed)["bandwidth_class"]
     home_sender = (receipts["from_host"].map(classes) == "home").to_numpy()
     assert set(uplink[home_sender]) == {5e6} and set(uplink[~home_sender]) == {1e9}
     one_way = residuals.edge_one_way_ns(parsed, study, receipts)
@@ -96,6 +104,9 @@ def test_the_report_analysis_summary_and_docs_split_by_class(results, tmp_path):
     pd.testing.assert_frame_equal(summary.latency_by_class, results.latency_by_class, check_dtype=False)
     rows = class_tables.bytes_per_class(summary).set_index("bandwidth_class")
     assert rows.loc["home", "bytes_in"] == pytest.approx(results.bytes_by_class.set_index("bandwidth_class").loc["home", "bytes_in_per_node"])
+    assert summary.located and len(summary.latency_by_location) == 4  # 2 cities, 2 sides, 1 point
+    by_city = class_tables.by_location({"bandwidth-classes": summary})
+    assert "| Frankfurt |" in by_city and "| New York |" in by_city and "receiver's, 20 KB" in by_city
     beside_itself = class_tables.latency_table(summary, summary)
     assert "| 20 KB | receiver | home | 15 |" in beside_itself and "| 20 KB | all | one link (recorded-classes) |" in beside_itself
     figure = summary_figures.class_latency_figure(summary, summary, tmp_path / "figures" / "recorded-classes-latency-by-class")

@@ -108,6 +108,7 @@ BYTES_BY_SHARDS_SERVED = "bytes_by_shards_served.csv"  # several shards: mean by
 LATENCY_BY_CLASS = "latency_by_class.csv"  # bandwidth classes: per class as receiver and as publisher, latency
 LATENCY_BY_CLASS_FIGURE = "latency_by_class.png"
 BYTES_BY_CLASS = "bytes_by_class.csv"  # bandwidth classes: mean bytes per node of each class
+LATENCY_BY_LOCATION = "latency_by_location.csv"  # locations: per location as receiver and as publisher, latency
 STORE_RECOVERY = "store_recovery.csv"  # per returning light client: messages missed, recovered from the store, when
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import bandwidth, bandwidth_classes, hops, light_clients, residuals, shards, stats, study_tables
+from waku_shadow.analyse import bandwidth, hops, host_groups, light_clients, residuals, shards, stats, study_tables
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
 
@@ -274,27 +274,32 @@ class StudyResults:
         """shards.bytes_by_shards_served of every run; empty without a packet capture."""
         return self._per_captured_run(shards.bytes_by_shards_served, "shards_served")
 
-    # relay nodes in bandwidth classes (network.bandwidth_classes)
+    # relay nodes in bandwidth classes (network.bandwidth_classes) and over locations (network.locations)
 
     @cached_property
-    def class_receipts(self) -> pd.DataFrame:
-        """bandwidth_classes.class_receipts of every run."""
-        return self._per_run(bandwidth_classes.class_receipts)
+    def group_receipts(self) -> pd.DataFrame:
+        """host_groups.group_receipts of every run."""
+        return self._per_run(host_groups.group_receipts)
 
     @cached_property
     def latency_by_class(self) -> pd.DataFrame:
-        """bandwidth_classes.latency_by_class per point, its runs pooled."""
-        return bandwidth_classes.latency_by_class(self.class_receipts, self.keys)
+        """host_groups.latency_by the bandwidth class, per point, its runs pooled."""
+        return host_groups.latency_by(self.group_receipts, self.keys, "bandwidth_class")
 
     @cached_property
     def latency_by_class_histogram(self) -> pd.DataFrame:
-        """bandwidth_classes.latency_histogram per point, its runs pooled."""
-        return bandwidth_classes.latency_histogram(self.class_receipts, self.keys)
+        """host_groups.latency_histogram by the bandwidth class, per point, its runs pooled."""
+        return host_groups.latency_histogram(self.group_receipts, self.keys, "bandwidth_class")
 
     @cached_property
     def bytes_by_class(self) -> pd.DataFrame:
-        """bandwidth_classes.bytes_by_class of every run; empty without a packet capture."""
-        return self._per_captured_run(bandwidth_classes.bytes_by_class, "bandwidth_class")
+        """host_groups.bytes_by the bandwidth class, of every run; empty without a packet capture."""
+        return self._per_captured_run(lambda run_dir: host_groups.bytes_by(run_dir, "bandwidth_class"), "bandwidth_class")
+
+    @cached_property
+    def latency_by_location(self) -> pd.DataFrame:
+        """host_groups.latency_by the location, per point, its runs pooled."""
+        return host_groups.latency_by(self.group_receipts, self.keys, "location")
 
     def _per_captured_run(self, table, by: str) -> pd.DataFrame:
         """``table(run_dir)`` of every run, a light_clients.bytes_per_node table grouped ``by``; empty

@@ -87,5 +87,35 @@ def answer(summarised: dict[str, StudySummary]) -> str | None:
     return "\n".join(lines) + "\n" if lines else None
 
 
+def by_location(summarised: dict[str, StudySummary]) -> str | None:
+    """Per study with classes and its one-link network: per location, p50 (p95) latency of the receipts
+    its nodes took and of the receipts of its publishers' messages, per point."""
+    parts = []
+    for name in [n for pair in CLASS_STUDIES.items() for n in pair]:
+        summary = summarised.get(name)
+        if summary is None or not summary.located:
+            continue
+        table = summary.latency_by_location
+        points = table[summary.keys].drop_duplicates().sort_values(summary.keys)
+        publishers = table[table["side"] == "publisher"].groupby("location")["node_runs"].max()
+        rows = []
+        for location, at_location in table.groupby("location", sort=True):
+            cells = at_location.set_index(["side", *summary.keys])
+            rows.append([location, f"{publishers.get(location, 0):.0f}", *(
+                _latency_cell(cells, side, tuple(p)) for side in ("receiver", "publisher") for p in points.itertuples(index=False))])
+        columns = ["location", "publishers over the runs", *(f"{side}'s, {point(pd.Series(dict(zip(summary.keys, p))), summary.keys)}"
+                                                             for side in ("receiver", "publisher") for p in points.itertuples(index=False))]
+        parts.append(heading(summary) + "p50 (p95) latency in ms by the receiver's location and by the publisher's:\n\n"
+                     + written.table(rows, columns, "lr" + "r" * (len(columns) - 2)).markdown())
+    return joined(parts)
+
+
+def _latency_cell(cells: pd.DataFrame, side: str, at: tuple) -> str:
+    if (side, *at) not in cells.index:
+        return ""
+    row = cells.loc[(side, *at)]
+    return f"{row['p50_ms']:.0f} ({row['p95_ms']:.0f})"
+
+
 def _class_cell(row: pd.Series) -> str:
     return f"{row['bandwidth_class']} {row['p50_ms']:.0f} ms ({row['p95_ms']:.0f})"

@@ -185,6 +185,7 @@ def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None
         "time-savers": switch_table.time_savers(bench_dir), "trades": switch_table.trades(bench_dir),
         "shards-answer": shard_tables.answer(summarised), "shards-by-point": shard_tables.by_point(summarised),
         "classes-answer": class_tables.answer(summarised), "classes-by-class": class_tables.by_class(summarised),
+        "classes-by-location": class_tables.by_location(summarised),
     }
 
 

@@ -143,7 +143,7 @@ def latency_by_path(receipts: pd.DataFrame, out: Path, keys: tuple[str, ...] = (
 
 def latency_by_class(receipts: pd.DataFrame, out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
     """The latency ECDF of the receipts of each receiver's bandwidth class, one panel per point."""
-    latency_ecdfs(receipts.rename(columns={"receiver_class": "receiver's class"}), "receiver's class",
+    latency_ecdfs(receipts.rename(columns={"receiver_bandwidth_class": "receiver's class"}), "receiver's class",
                   "Latency by the receiver's bandwidth class", out, keys)
 
 

@@ -54,6 +54,8 @@ def outputs(study: Study, compare_with: str | Path | None = None) -> list[str]:
         names += SHARDS + ([layout.BYTES_BY_SHARDS_SERVED] if study.traffic_capture else [])
     if study.bandwidth_classes:
         names += BANDWIDTH_CLASSES + ([layout.BYTES_BY_CLASS] if study.traffic_capture else [])
+    if study.locations is not None:
+        names.append(layout.LATENCY_BY_LOCATION)
     if compare_with:
         names += [layout.compared_with(compare_with, ".csv"), layout.compared_with(compare_with, ".png")]
     return names
@@ -109,6 +111,7 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
         layout.BYTES_BY_SHARDS_SERVED: lambda: results.bytes_by_shards_served,
         layout.LATENCY_BY_CLASS: lambda: results.latency_by_class,
         layout.BYTES_BY_CLASS: lambda: results.bytes_by_class,
+        layout.LATENCY_BY_LOCATION: lambda: results.latency_by_location,
     }
     figures = {
         layout.FIGURE2: lambda path: plots.figure2(results.figure2, path),
@@ -119,7 +122,7 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
             path, keys),
         layout.BANDWIDTH_FIGURE: lambda path: bandwidth_figure(results, path),
         layout.LATENCY_BY_PATH_FIGURE: lambda path: plots.latency_by_path(results.path_receipts, path, keys),
-        layout.LATENCY_BY_CLASS_FIGURE: lambda path: plots.latency_by_class(results.class_receipts, path, keys),
+        layout.LATENCY_BY_CLASS_FIGURE: lambda path: plots.latency_by_class(results.group_receipts, path, keys),
     }
     if other is not None:
         frames[layout.compared_with(other, ".csv")] = lambda: results.compared_with(other_receipts)

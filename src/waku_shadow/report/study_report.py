@@ -168,6 +168,7 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
     lines += spam_section(study, run_dirs)
     lines += study_sections.shards_section(results)
     lines += study_sections.classes_section(results)
+    lines += study_sections.locations_section(results)
     runs = [[r["run"], human_size(int(r["size_bytes"])), f"{r['wall_s']:.0f} s",
              f"{r['peak_memory_gib']:.1f} GiB ({r['memory_measure']})",
              f"{int(r['receipts'])} / {int(r['receipts_expected'])}", f"{int(r['publish_retries'])}",

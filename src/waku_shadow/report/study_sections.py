@@ -1,6 +1,8 @@
-"""The report's sections of a network with several shards or with bandwidth classes."""
+"""The report's sections of a network with several shards, bandwidth classes or locations."""
 
 from __future__ import annotations
+
+import pandas as pd
 
 from waku_shadow import layout
 from waku_shadow.configuration.units import human_size
@@ -33,16 +35,9 @@ def classes_section(results: StudyResults) -> list[str]:
     of each class carries (with a packet capture)."""
     if not results.study.bandwidth_classes:
         return []
-    keys = results.keys
-    by_class = [[*(point_cell(k, r[k]) for k in keys), r["side"], r["bandwidth_class"], f"{r['node_runs']:.0f}",
-                 f"{r['receipts']:.0f}", f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['max_ms']:.0f}"]
-                for r in results.latency_by_class.to_dict("records")]
-    lines = ["## Bandwidth classes", "",
-             "Latency by the receiver's class (its nodes and the receipts they took) and by the publisher's (its "
-             "publishers and the receipts of their messages), each point's runs pooled; nodes are counted once per run; "
-             f"figure {layout.LATENCY_BY_CLASS_FIGURE}:", "",
-             tables.table(by_class, [*("size" if k == "size_bytes" else k for k in keys), "by", "class", "nodes", "receipts", "p50 (ms)", "p95 (ms)", "max (ms)"],
-                          "l" * (len(keys) + 2) + "rrrrr").markdown()]
+    lines = ["## Bandwidth classes", "", latency_by_group_lines("class")
+             + f" Figure {layout.LATENCY_BY_CLASS_FIGURE}.", "",
+             latency_by_group_table(results, results.latency_by_class, "bandwidth_class", "class")]
     carried = results.bytes_by_class
     if not carried.empty:
         rows = [[r["run"], r["bandwidth_class"], f"{r['nodes']:.0f}", f"{r['bytes_in_per_node']:,.0f}",
@@ -50,6 +45,29 @@ def classes_section(results: StudyResults) -> list[str]:
         lines += ["Bytes per node from the first publish on, idle traffic subtracted, by class:", "",
                   tables.table(rows, ["run", "class", "nodes", "bytes in", "bytes out"], "llrrr").markdown()]
     return lines
+
+
+def locations_section(results: StudyResults) -> list[str]:
+    """Over locations: latency by the receiver's location and by the publisher's."""
+    if results.study.locations is None:
+        return []
+    return ["## Locations", "", latency_by_group_lines("location"), "",
+            latency_by_group_table(results, results.latency_by_location, "location", "location")]
+
+
+def latency_by_group_lines(name: str) -> str:
+    return (f"Latency by the receiver's {name} (its nodes and the receipts they took) and by the publisher's (its "
+            "publishers and the receipts of their messages), each point's runs pooled; nodes are counted once per run.")
+
+
+def latency_by_group_table(results: StudyResults, table: pd.DataFrame, group: str, name: str) -> str:
+    """host_groups.latency_by ``group`` as the report's table."""
+    keys = results.keys
+    rows = [[*(point_cell(k, r[k]) for k in keys), r["side"], r[group], f"{r['node_runs']:.0f}",
+             f"{r['receipts']:.0f}", f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['max_ms']:.0f}"]
+            for r in table.to_dict("records")]
+    return tables.table(rows, [*("size" if k == "size_bytes" else k for k in keys), "by", name, "nodes", "receipts",
+                               "p50 (ms)", "p95 (ms)", "max (ms)"], "l" * (len(keys) + 2) + "rrrrr").markdown()
 
 
 def point_cell(key: str, value) -> str:

@@ -20,6 +20,7 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       store_recovery.csv, memory_by_role.csv  with light clients
                       latency_by_shard.csv, bytes_by_shards_served.csv  on a cluster of several shards
                       latency_by_class.csv, bytes_by_class.csv, latency_by_class_histogram.csv  with bandwidth classes
+                      latency_by_location.csv  over locations
 
 Every study with validated runs here and a config is summarised; the tables that set a study beside
 the paper's data are empty for one that does not run the paper's network (compare.network_differences).
@@ -54,6 +55,7 @@ LIGHT_TABLES = ("latency_by_path", "light_decomposition", "service_load", "bytes
                 "memory_by_role")  # of a study with light clients
 SHARD_TABLES = ("latency_by_shard", "bytes_by_shards_served")  # of a study on several shards
 CLASS_TABLES = ("latency_by_class", "bytes_by_class", "latency_by_class_histogram")  # of a study with bandwidth classes
+LOCATION_TABLES = ("latency_by_location",)  # of a study over locations
 
 
 @dataclass
@@ -93,6 +95,8 @@ class StudySummary:
     latency_by_class: pd.DataFrame = field(default_factory=pd.DataFrame)
     bytes_by_class: pd.DataFrame = field(default_factory=pd.DataFrame)
     latency_by_class_histogram: pd.DataFrame = field(default_factory=pd.DataFrame)
+    located: bool = False  # whether the study spreads its nodes over locations, so LOCATION_TABLES
+    latency_by_location: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def table5(self) -> pd.DataFrame:
@@ -191,6 +195,7 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         "light_clients": results.study.light_clients.active,
         "sharded": results.study.sharded,
         "classed": bool(results.study.bandwidth_classes),
+        "located": results.study.locations is not None,
     }, indent=2) + "\n")
     computed = {"latency_summary": lambda: results.summary, "run_metrics": lambda: runs_with_cost(results),
                 "distances_by_round": lambda: distances_by_round(results),
@@ -200,14 +205,16 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         if table not in OWN_TABLES and not paper_network:
             continue
         (computed.get(table) or (lambda: getattr(results, table)))().to_csv(folder / f"{table}.csv", index=False)
-    for table in optional_tables(results.study.light_clients.active, results.study.sharded, bool(results.study.bandwidth_classes)):
+    for table in optional_tables(results.study.light_clients.active, results.study.sharded, bool(results.study.bandwidth_classes),
+                                 results.study.locations is not None):
         getattr(results, table).to_csv(folder / f"{table}.csv", index=False)
     return folder
 
 
-def optional_tables(light_clients: bool, sharded: bool, classed: bool) -> tuple[str, ...]:
-    """The tables a study has for its light clients, its shards and its bandwidth classes."""
-    return (LIGHT_TABLES if light_clients else ()) + (SHARD_TABLES if sharded else ()) + (CLASS_TABLES if classed else ())
+def optional_tables(light_clients: bool, sharded: bool, classed: bool, located: bool) -> tuple[str, ...]:
+    """The tables a study has for its light clients, its shards, its bandwidth classes and its locations."""
+    return ((LIGHT_TABLES if light_clients else ()) + (SHARD_TABLES if sharded else ()) + (CLASS_TABLES if classed else ())
+            + (LOCATION_TABLES if located else ()))
 
 
 def read(folder: Path) -> StudySummary:
@@ -215,13 +222,14 @@ def read(folder: Path) -> StudySummary:
     one reads, is refused by name."""
     provenance = json.loads((folder / PROVENANCE).read_text())
     expected = ((TABLES if provenance.get("paper_network") else OWN_TABLES)
-                + optional_tables(provenance.get("light_clients"), provenance.get("sharded"), provenance.get("classed")))
+                + optional_tables(provenance.get("light_clients"), provenance.get("sharded"), provenance.get("classed"),
+                                  provenance.get("located")))
     missing = [f"{table}.csv" for table in expected if not (folder / f"{table}.csv").exists()]
     if "paper_network" not in provenance or missing:
         raise ConfigError(f"{folder}: written by an earlier waku-shadow (no {', '.join(missing) or 'paper_network'}); "
                           "run `waku-shadow docs-tables` where its study's results are")
     tables = {table: pd.read_csv(folder / f"{table}.csv") if (folder / f"{table}.csv").exists() else pd.DataFrame()
-              for table in TABLES + LIGHT_TABLES + SHARD_TABLES + CLASS_TABLES}
+              for table in TABLES + LIGHT_TABLES + SHARD_TABLES + CLASS_TABLES + LOCATION_TABLES}
     return StudySummary(**provenance, **tables)
 
 
