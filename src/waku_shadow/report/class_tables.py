@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from waku_shadow.configuration.units import human_size
 from waku_shadow.report import tables as written
 from waku_shadow.report.summaries import StudySummary
 from waku_shadow.report.summary_tables import heading, joined, node_weighted_bytes
@@ -19,22 +18,18 @@ def one_link(summarised: dict[str, StudySummary], name: str) -> StudySummary | N
     return summarised.get(CLASS_STUDIES.get(name, ""))
 
 
-def point(row: pd.Series, keys: list[str]) -> str:
-    """'100 KB', or 'd=3, 100 KB' in a sweep."""
-    return ", ".join([*(f"{k}={row[k]:g}" for k in keys if k != "size_bytes"), human_size(int(row["size_bytes"]))])
-
-
 def latency_table(summary: StudySummary, baseline: StudySummary | None) -> str:
     """Per point: each class's receipts as receiver and as publisher, and the one-link network's."""
-    keys = summary.keys
-    rows = [[point(r, keys), r["side"], r["bandwidth_class"], f"{r['node_runs']:.0f}", f"{r['receipts']:,.0f}",
+    by_class = summary.latency_by_class
+    rows = [[label, r["side"], r["bandwidth_class"], f"{r['node_runs']:.0f}", f"{r['receipts']:,.0f}",
              f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['max_ms']:.0f}", f"{r['hops_mean']:.2f}"]
-            for _, r in summary.latency_by_class.iterrows()]
+            for label, (_, r) in zip(written.point_labels(by_class, summary.keys), by_class.iterrows())]
     if baseline is not None:
         hops = baseline.run_metrics.groupby(baseline.keys, as_index=False)["hops_mean"].mean()
-        rows += [[point(r, baseline.keys), "all", f"one link ({baseline.study})", "", f"{r['count']:,.0f}",
+        alone = baseline.latency_summary.merge(hops, on=baseline.keys)
+        rows += [[label, "all", f"one link ({baseline.study})", "", f"{r['count']:,.0f}",
                   f"{r['p50']:.0f}", f"{r['p95']:.0f}", f"{r['max']:.0f}", f"{r['hops_mean']:.2f}"]
-                 for _, r in baseline.latency_summary.merge(hops, on=baseline.keys).iterrows()]
+                 for label, (_, r) in zip(written.point_labels(alone, baseline.keys), alone.iterrows())]
     return written.table(rows, ["point", "by", "class", "nodes over the runs", "receipts", "p50 (ms)", "p95 (ms)", "max (ms)",
                                 "hops (mean)"], "lllrrrrrr").markdown()
 
@@ -54,8 +49,9 @@ def by_class(summarised: dict[str, StudySummary]) -> str | None:
             continue
         part = heading(summary) + latency_table(summary, one_link(summarised, name))
         if not summary.bytes_by_class.empty:
-            rows = [[point(r, summary.keys), r["bandwidth_class"], f"{r['bytes_in']:,.0f}", f"{r['bytes_out']:,.0f}"]
-                    for _, r in bytes_per_class(summary).iterrows()]
+            carried = bytes_per_class(summary)
+            rows = [[label, r["bandwidth_class"], f"{r['bytes_in']:,.0f}", f"{r['bytes_out']:,.0f}"]
+                    for label, (_, r) in zip(written.point_labels(carried, summary.keys), carried.iterrows())]
             part += "\nA node's bytes from the first publish on, idle traffic subtracted, mean over the runs:\n\n" + written.table(
                 rows, ["point", "class", "bytes in / node", "bytes out / node"], "llrr").markdown()
         parts.append(part)
@@ -78,7 +74,7 @@ def answer(summarised: dict[str, StudySummary]) -> str | None:
             for side in ("receiver", "publisher"):
                 ranked = at_point[at_point["side"] == side].sort_values("p50_ms")
                 cells.append(f"by the {side}'s class " + ", ".join(_class_cell(row) for _, row in ranked.iterrows()))
-            line = f"  - {point(at_point.iloc[0], summary.keys)}: " + "; ".join(cells)
+            line = f"  - {written.point_labels(at_point, summary.keys).iloc[0]}: " + "; ".join(cells)
             if baseline is not None:
                 same = baseline.latency_summary.merge(at_point[summary.keys].drop_duplicates(), on=summary.keys)
                 if not same.empty:
@@ -103,8 +99,8 @@ def by_location(summarised: dict[str, StudySummary]) -> str | None:
             cells = at_location.set_index(["side", *summary.keys])
             rows.append([location, f"{publishers.get(location, 0):.0f}", *(
                 _latency_cell(cells, side, tuple(p)) for side in ("receiver", "publisher") for p in points.itertuples(index=False))])
-        columns = ["location", "publishers over the runs", *(f"{side}'s, {point(pd.Series(dict(zip(summary.keys, p))), summary.keys)}"
-                                                             for side in ("receiver", "publisher") for p in points.itertuples(index=False))]
+        columns = ["location", "publishers over the runs", *(f"{side}'s, {label}" for side in ("receiver", "publisher")
+                                                             for label in written.point_labels(points, summary.keys))]
         parts.append(heading(summary) + "p50 (p95) latency in ms by the receiver's location and by the publisher's:\n\n"
                      + written.table(rows, columns, "lr" + "r" * (len(columns) - 2)).markdown())
     return joined(parts)

@@ -16,6 +16,7 @@ import seaborn as sns  # noqa: E402
 from waku_shadow.analyse import stats
 from waku_shadow.analyse.stats import SUMMARY_COLUMNS
 from waku_shadow.configuration.units import human_size
+from waku_shadow.report.tables import point_labels
 
 
 def _save(fig, out: Path | list[Path], dpi: int) -> None:
@@ -106,14 +107,6 @@ def figure2(observed: pd.DataFrame, out: Path | list[Path], nodes=(1_000, 10_000
     amp_ax.set_title("Bandwidth amplification (independent of N)")
     amp_ax.legend(fontsize=8)
     _save(fig, out, dpi=150)
-
-
-def point_labels(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """'10 KB', or 'd=3, 10 KB' in a sweep: the name of each row's point."""
-    labels = frame["size_bytes"].map(lambda b: human_size(int(b)))
-    for key in reversed([k for k in keys if k != "size_bytes"]):
-        labels = f"{key}=" + frame[key].astype(str) + ", " + labels
-    return labels
 
 
 def _ordered_labels(frame: pd.DataFrame, keys: list[str]) -> list[str]:

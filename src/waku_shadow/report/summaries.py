@@ -178,6 +178,8 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
     provenance = [json.loads((run_dir / layout.PROVENANCE).read_text()) for run_dir in results.run_dirs]
     nwaku, shadow = one_build(provenance, study)
     paper_network = is_paper_network(results.study)
+    flags = {"light_clients": results.study.light_clients.active, "sharded": results.study.sharded,
+             "classed": bool(results.study.bandwidth_classes), "located": results.study.locations is not None}
     folder = out / study
     if folder.exists():
         shutil.rmtree(folder)
@@ -192,10 +194,7 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         "shadow": shadow,
         "waku_shadow": sorted({p["waku_shadow"] for p in provenance}),
         "paper_network": paper_network,
-        "light_clients": results.study.light_clients.active,
-        "sharded": results.study.sharded,
-        "classed": bool(results.study.bandwidth_classes),
-        "located": results.study.locations is not None,
+        **flags,
     }, indent=2) + "\n")
     computed = {"latency_summary": lambda: results.summary, "run_metrics": lambda: runs_with_cost(results),
                 "distances_by_round": lambda: distances_by_round(results),
@@ -205,8 +204,7 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
         if table not in OWN_TABLES and not paper_network:
             continue
         (computed.get(table) or (lambda: getattr(results, table)))().to_csv(folder / f"{table}.csv", index=False)
-    for table in optional_tables(results.study.light_clients.active, results.study.sharded, bool(results.study.bandwidth_classes),
-                                 results.study.locations is not None):
+    for table in optional_tables(**flags):
         getattr(results, table).to_csv(folder / f"{table}.csv", index=False)
     return folder
 

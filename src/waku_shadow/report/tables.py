@@ -46,6 +46,14 @@ def number(value, form: str) -> str:
     return "" if value is None or pd.isna(value) else form.format(value)
 
 
+def point_labels(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """'10 KB', or 'd=3, 10 KB' in a sweep: the name of each row's point."""
+    labels = frame["size_bytes"].map(lambda b: human_size(int(b)))
+    for key in reversed([k for k in keys if k != "size_bytes"]):
+        labels = f"{key}=" + frame[key].astype(str) + ", " + labels
+    return labels
+
+
 def size(value) -> str:
     return human_size(int(value))
 
