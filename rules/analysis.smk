@@ -27,7 +27,7 @@ RUN_RESULTS = [
 ] + ([layout.TRAFFIC, layout.AMPLIFICATION] if STUDY.traffic_capture else []) + (
     [layout.SCHEDULE, layout.LINKS, layout.SPAM_RECEIPTS, layout.RLN_EVENTS] if STUDY.spam.spammers else []
 ) + ([layout.SCHEDULE, layout.FILTER_RECEIPTS, layout.LIGHTPUSHES, layout.STORE_QUERIES, layout.STORE_RETURNS]
-       if STUDY.light_clients.active else [])
+       if STUDY.light_clients.active else []) + ([layout.TOPOLOGY_EVENTS] if STUDY.discovery else [])
 
 
 rule summarize:

@@ -65,6 +65,7 @@ rule parse:
         **({"filter_receipts": run_file(layout.FILTER_RECEIPTS), "lightpushes": run_file(layout.LIGHTPUSHES),
             "store_queries": run_file(layout.STORE_QUERIES), "store_returns": run_file(layout.STORE_RETURNS)}
            if STUDY.light_clients.active else {}),
+        **({"topology_events": run_file(layout.TOPOLOGY_EVENTS)} if STUDY.discovery else {}),
     params:
         run_dir=RUN_DIR,
     log:

@@ -21,6 +21,7 @@ LIGHT_RUN = RECORDED / "recorded-light" / "n12-size2000B-seed4"
 LIGHT_TOPICS_RUN = RECORDED / "recorded-light-topics" / "n12-size2000B-seed4"
 SHARDS_RUN = RECORDED / "recorded-shards" / "n20-size2000B-seed5"
 CLASSES_RUN = RECORDED / "recorded-classes" / "n20-size20000B-seed6"
+DISCV5_RUN = RECORDED / "recorded-discv5" / "n20-size2000B-seed7"
 CASCADE_RUNS = [RECORDED / "recorded-cascade" / name for name in ("n5-size2000B-seed5", "n5-size500000B-seed5")]
 
 

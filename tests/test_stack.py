@@ -21,7 +21,9 @@ from recorded import parsed_copies
 from waku_shadow import cli, layout
 from waku_shadow.configuration import sources
 from waku_shadow.cost import bench
+from waku_shadow.parse import node_logs
 from waku_shadow.render import nwaku
+from waku_shadow.run.collect import NWAKU_LOG
 from waku_shadow.stack import builds
 
 pytestmark = pytest.mark.stack
@@ -253,6 +255,40 @@ def test_recorded_classes_replay_receipt_for_receipt(tmp_path):
     if reason:
         pytest.skip(reason)
     assert_rerun_is_the_committed_run(tmp_path, "recorded-classes", "recorded-classes", {}, {})
+
+
+def test_recorded_discv5_replay_receipt_for_receipt(tmp_path):
+    """tests/data/recorded-discv5 (no static peers: discv5 from two bootstrap nodes, patches 0041 and
+    0042) rerun on the default build: the same graph, event for event, and every receipt at the same
+    nanosecond from the same parent."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    assert_rerun_is_the_committed_run(tmp_path, "recorded-discv5", "recorded-discv5", {}, {})
+    (rerun,) = (tmp_path / "recorded-discv5" / "recorded-discv5" / "runs").iterdir()
+    committed = tmp_path / "committed" / "recorded-discv5" / rerun.name
+    pd.testing.assert_frame_equal(*(pd.read_parquet(run / layout.TOPOLOGY_EVENTS) for run in (rerun, committed)))
+
+
+def test_a_rendered_bootstrap_enr_is_the_one_nwaku_builds(tmp_path):
+    """The ENR the workflow renders for a bootstrap node from its seeded key is, byte for byte, the one
+    the node builds for itself at start (nwaku logs it at INFO: "DNS: discoverable ENR")."""
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    study = yaml.safe_load((RECORDED / "recorded-discv5.yaml").read_text())
+    results = tmp_path / "results"
+    config_path = tmp_path / "enr.yaml"
+    config_path.write_text(yaml.safe_dump({**study, "study": "enr", "shadow": {**study["shadow"], "nwaku_log_level": "INFO"},
+                                           "resources": {"results_dir": str(results)}}))
+    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path), "--until", "simulate"],
+                   cwd=REPO, check=True, capture_output=True)
+    (run_dir,) = (results / "enr" / "runs").iterdir()
+    hosts = yaml.safe_load((run_dir / "shadow.yaml").read_text())["hosts"]
+    rendered = [a.split("=", 1)[1] for a in hosts["node0002"]["processes"][0]["args"] if a.startswith("--discv5-bootstrap-node=")]
+    logged = {record["enr"] for host in ("node0000", "node0001")
+              for record in node_logs.events(run_dir / layout.LOGS / host / NWAKU_LOG, ("DNS: discoverable ENR",))}
+    assert len(rendered) == 2 and set(rendered) == logged
 
 
 def test_without_its_shard_list_nwaku_gives_every_node_every_shard(tmp_path):

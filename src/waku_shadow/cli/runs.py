@@ -104,6 +104,7 @@ def cmd_parse(args) -> None:
     for name, file in (("receipts", layout.RECEIPTS), ("publishes", layout.PUBLISHES), ("sends", layout.SENDS),
                        ("receipts_again", layout.RECEIPTS_AGAIN), ("spam_receipts", layout.SPAM_RECEIPTS),
                        ("rln_events", layout.RLN_EVENTS), ("withheld", layout.WITHHELD),
+                       ("topology_events", layout.TOPOLOGY_EVENTS),
                        ("filter_receipts", layout.FILTER_RECEIPTS), ("lightpushes", layout.LIGHTPUSHES),
                        ("store_queries", layout.STORE_QUERIES), ("store_returns", layout.STORE_RETURNS)):
         tables[name].to_parquet(run_dir / file, index=False)
@@ -141,11 +142,13 @@ def cmd_closes(args) -> None:
 def cmd_validate(args) -> None:
     import pandas as pd
 
+    from waku_shadow.analyse import discovery
     from waku_shadow.parse import light_clients as parsed_light_clients
     from waku_shadow.parse.store_queries import QUERY_COLUMNS as store_query_columns
     from waku_shadow.render import churn_plan, schedule, shards
     from waku_shadow.render.light_clients import away_windows
     from waku_shadow.run import run_stats
+    from waku_shadow.validate import discovery as discovery_check
     from waku_shadow.validate import light_clients, publish_retries, validation
 
     run_dir = Path(args.run_dir)
@@ -155,6 +158,7 @@ def cmd_validate(args) -> None:
     relay_hosts = [host for host in identities["host"] if host not in set(clients["host"])]
     run_schedule = schedule.read(run_dir)
     outages = churn_plan.read(run_dir)
+    served = shards.served_by_host(identities, relay_hosts)
     result = validation.check(
         study.runs()[0].run_id,
         run_stats.read_stats(run_dir),
@@ -166,8 +170,11 @@ def cmd_validate(args) -> None:
         study.min_delivery,
         outages,
         len(pd.read_parquet(run_dir / layout.RECEIPTS_AGAIN)),
-        shards.served_by_host(identities, relay_hosts),
+        served,
     )
+    if study.discovery is not None:
+        events = pd.read_parquet(run_dir / layout.TOPOLOGY_EVENTS)
+        discovery_check.check(result, discovery.mesh_times(events, served, study.gossipsub.effective()["d_low"]))
     if not clients.empty:
         windows = away_windows(study, outages, set(clients["host"]))
         # a run parsed before clients left has no store_queries.parquet, and none of its clients left

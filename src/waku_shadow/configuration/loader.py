@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from waku_shadow import checkout
-from waku_shadow.configuration import bandwidth_classes, patched_settings, rln_platforms, rtt_matrix, schema, shards, units
+from waku_shadow.configuration import bandwidth_classes, discovery, patched_settings, rln_platforms, rtt_matrix, schema, shards, units
 from waku_shadow.configuration.study import (
     Gossipsub,
     LightClients,
@@ -33,6 +33,9 @@ from waku_shadow.errors import ConfigError, ConfigProblems, Problem, describe, r
 
 # swept keys that may take 0: no churn, no spam
 ZERO_SWEEPS = ("churn.leaves_per_minute", "spam.messages_per_epoch")
+# topologies whose nodes draw no static peers, and why peers_per_node has no meaning there
+UNDRAWN_TOPOLOGIES = {"cascade": "a cascade's nodes dial only their neighbour",
+                      "discv5": "a discv5 network's nodes find their peers themselves"}
 # a study config's list of overlays to lay under its own keys, and the folder they are in
 OVERLAYS_KEY = "overlays"
 OVERLAYS_DIR = "configs/overlays"
@@ -213,9 +216,9 @@ def _resolve(raw: dict) -> Study:
     patched_settings.switch_off_without_their_patch(resolved, built)
     # keys another setting makes meaningless are refused when given and resolve to null
     raw_net = raw.get("network") or {}
-    if resolved["network"]["topology"] == "cascade":
+    if resolved["network"]["topology"] in UNDRAWN_TOPOLOGIES:
         if raw_net.get("peers_per_node") is not None:
-            found.add("network.peers_per_node", "a cascade's nodes dial only their neighbour; remove the key")
+            found.add("network.peers_per_node", UNDRAWN_TOPOLOGIES[resolved["network"]["topology"]] + "; remove the key")
         resolved["network"]["peers_per_node"] = None
     if resolved["network"]["locations"] is not None:
         if raw_net.get("latency") is not None:
@@ -297,6 +300,7 @@ def _resolve(raw: dict) -> Study:
     spam = found.parsed(_spam, cfg["spam"], cfg["rln"], traffic["publishers"], nodes)
     light_clients = found.parsed(_light_clients, cfg["light_clients"], nodes, bootstrap, interval)
     sharding = found.parsed(shards.parse, cfg)
+    network_discovery = found.parsed(discovery.parse, cfg, built)
     if light_clients is not None and light_clients.active and net["locations"] is not None:
         found.add("light_clients.clients", "light clients over network.locations are not built yet: run them on one link")
     flood_bandwidth = None if gs["flood_publish_bandwidth"] is None else found.parsed(
@@ -330,7 +334,7 @@ def _resolve(raw: dict) -> Study:
         sweep=sweep,
         nodes=nodes,
         topology=net["topology"],
-        peers_per_node=1 if net["topology"] == "cascade" else net["peers_per_node"],
+        peers_per_node={"cascade": 1, "discv5": 0}.get(net["topology"], net["peers_per_node"]),
         latency_ns=latency,
         locations=locations,
         bandwidth_up_bps=bandwidth_up,
@@ -339,6 +343,7 @@ def _resolve(raw: dict) -> Study:
         packet_loss=float(net["packet_loss"]),
         tcp_slow_start_after_idle=net["tcp_slow_start_after_idle"],
         shards=sharding,
+        discovery=network_discovery,
         gossipsub=gossipsub,
         stream_muxer=cfg["libp2p"]["stream_muxer"],
         sequential_dials=cfg["libp2p"]["sequential_dials"],

@@ -98,6 +98,13 @@ class Shards:
         return self.per_node is not None and self.per_node < self.count
 
 
+@dataclass(frozen=True)
+class Discovery:
+    """topology: discv5: the nodes find their peers by discv5 from the first bootstrap_nodes nodes."""
+    bootstrap_nodes: int
+    max_connections: int  # nwaku's --max-connections
+
+
 def exact_counts(nodes: int, weights: list[float]) -> list[int]:
     """Nodes per weight (a location's, a bandwidth class's share) in proportion, remainders to the largest
     fractions, the first on a tie."""
@@ -200,7 +207,7 @@ class Study:
     sweep: Sweep | None
     nodes: int
     topology: str
-    peers_per_node: int  # 1 in a cascade: a node dials only the next one
+    peers_per_node: int  # 1 in a cascade: a node dials only the next one; 0 with discv5: no static peers
     latency_ns: int | None  # None when the latencies come from locations
     locations: Locations | None
     bandwidth_up_bps: int | None  # None when bandwidth_classes set each class's
@@ -209,6 +216,7 @@ class Study:
     packet_loss: float
     tcp_slow_start_after_idle: bool
     shards: Shards
+    discovery: Discovery | None  # None: static dials (topology random or cascade)
     gossipsub: Gossipsub
     stream_muxer: str | None  # None: nwaku's own order (yamux first)
     sequential_dials: bool  # nwaku patch 0015

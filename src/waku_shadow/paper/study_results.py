@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import bandwidth, hops, host_groups, light_clients, residuals, shards, stats, study_tables
+from waku_shadow.analyse import bandwidth, discovery, hops, host_groups, light_clients, residuals, shards, stats, study_tables
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
 
@@ -273,6 +273,23 @@ class StudyResults:
     def bytes_by_shards_served(self) -> pd.DataFrame:
         """shards.bytes_by_shards_served of every run; empty without a packet capture."""
         return self._per_captured_run(shards.bytes_by_shards_served, "shards_served")
+
+    # a network that finds its peers by discv5 (network.topology: discv5)
+
+    @cached_property
+    def discovery_nodes(self) -> pd.DataFrame:
+        """discovery.run_nodes of every run: each node's times to its first peer, target and mesh."""
+        return self._per_run(discovery.run_nodes)
+
+    @cached_property
+    def discovery(self) -> pd.DataFrame:
+        """discovery.summary per point, its runs' nodes pooled."""
+        return discovery.summary(self.discovery_nodes, self.keys)
+
+    @cached_property
+    def discovery_graph(self) -> pd.DataFrame:
+        """discovery.run_graph of every run: the graph at its first measured publish."""
+        return self._per_run(discovery.run_graph)
 
     # relay nodes in bandwidth classes (network.bandwidth_classes) and over locations (network.locations)
 

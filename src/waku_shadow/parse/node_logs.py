@@ -36,7 +36,7 @@ import pandas as pd
 
 from waku_shadow import layout
 from waku_shadow.errors import LogError
-from waku_shadow.parse import light_clients, store_queries
+from waku_shadow.parse import light_clients, store_queries, topology_events
 from waku_shadow.render import churn_plan
 from waku_shadow.render import schedule as schedule_
 from waku_shadow.render.nwaku import SIMULATION_EPOCH_NS
@@ -49,7 +49,7 @@ REJECTED = "rln stand-in rejected message"
 SCORE_EVENTS = {"pruning negative score peer": "pruned", "disconnecting bad score peer": "disconnected"}
 WITHHELD = "withheld relay copy"
 LIGHTPUSH_INTENT = "lightpush intent"
-READ = (INTENT, RECEIVED, SENT, REJECTED, WITHHELD, *SCORE_EVENTS, LIGHTPUSH_INTENT, *light_clients.READ)
+READ = (INTENT, RECEIVED, SENT, REJECTED, WITHHELD, *SCORE_EVENTS, LIGHTPUSH_INTENT, *light_clients.READ, *topology_events.READ)
 RLN_EVENT_COLUMNS = ["host", "event", "msg_hash", "reason", "peer_id", "peer_host", "time_ns"]
 WITHHELD_COLUMNS = ["sender", "to_peer", "to_host", "msg_hash", "reason", "time_ns"]
 REST_SOURCE = "rest"
@@ -109,10 +109,13 @@ def parse_host(path: Path, host: str) -> tuple[dict[str, list[dict]], dict[str, 
     lightpushes); and the message hashes of each short gossipsub message id its message lines name."""
     receipts, publishes, sends, rln_events, withheld, message_ids = [], [], [], [], [], {}
     light = {table: [] for table in light_clients.TABLES}
+    topology = []
     for record in events(path):
         try:
             msg = record["msg"]
-            if msg in light_clients.READ:
+            if msg in topology_events.EVENTS:
+                topology.append(topology_events.row(host, record, record_time_ns(record["ts"])))
+            elif msg in light_clients.READ:
                 table, row = light_clients.row(host, record)
                 light[table].append(row)
             elif msg == REJECTED:
@@ -159,7 +162,7 @@ def parse_host(path: Path, host: str) -> tuple[dict[str, list[dict]], dict[str, 
         except (KeyError, ValueError, TypeError) as exc:
             raise LogError(f"{path}: line {record['_line']} ({record.get('msg')!r}) lacks a usable field: {exc}") from exc
     tables = {"receipts": receipts, "publishes": publishes, "sends": sends, "rln_events": rln_events,
-              "withheld": withheld, **light}
+              "withheld": withheld, topology_events.TABLE: topology, **light}
     return tables, message_ids
 
 
@@ -268,6 +271,7 @@ def parse_run(run_dir: Path) -> dict[str, pd.DataFrame]:
     withheld_df = withheld_df[WITHHELD_COLUMNS].sort_values(["msg_hash", "time_ns", "sender"], ignore_index=True)
     return {"receipts": receipts_df, "publishes": publishes, "sends": sends_df, "receipts_again": receipts_again,
             "spam_receipts": spam_receipts, "rln_events": rln_events_df, "withheld": withheld_df,
+            topology_events.TABLE: topology_events.table(records[topology_events.TABLE], identities, run_dir),
             **light_clients.tables(records, identities, publishes, run_dir),
             **store_queries.tables(run_dir, light_clients.clients(identities), publishes)}
 

@@ -24,6 +24,7 @@ LINKTYPE_RAW = 101
 GLOBAL_HEADER = struct.Struct("<IHHiIII")
 RECORD_HEADER = struct.Struct("<IIII")
 IPPROTO_TCP = 6
+IPPROTO_UDP = 17
 TCP_PORTS = struct.Struct(">HH")
 TCP_FLAGS_OFFSET = 13
 TCP_FIN = 0x01
@@ -63,6 +64,19 @@ def host_capture(run_dir: Path, host: str) -> Path:
 def tcp_segment(packet: bytes) -> bytes | None:
     """The TCP header (and what was captured after it) of an IP packet; None for another protocol."""
     return packet[(packet[0] & 0x0F) * 4 :] if packet[9] == IPPROTO_TCP else None
+
+
+def udp_bytes(path: Path, own_ip: str) -> tuple[int, int]:
+    """The bytes of UDP packets (IP length) a host's capture holds: received, sent."""
+    received = sent = 0
+    for _, packet, original in records(path):
+        if packet[9] != IPPROTO_UDP:
+            continue
+        if _ip(packet[12:16]) == own_ip:
+            sent += original
+        else:
+            received += original
+    return received, sent
 
 
 def _ip(address: bytes) -> str:

@@ -7,10 +7,12 @@ import math
 
 from waku_shadow import checkout
 from waku_shadow.configuration.study import Study
+from waku_shadow.render import enr
 from waku_shadow.render.identities import Identity
 
 SIMULATION_EPOCH_NS = 946_684_800 * 1_000_000_000  # Shadow's clock starts at 2000-01-01 00:00 UTC
 TCP_PORT = 60000
+DISCV5_UDP_PORT = 9000  # nwaku's default
 REST_PORT = 8645
 # a node leaving under churn: wakunode2's SIGTERM handler stops the node and quits with success
 LEAVE_SIGNAL = "SIGTERM"
@@ -33,6 +35,9 @@ ENV_VERIFICATION_NS = "WAKU_SIM_VALIDATION_DELAY_NS"
 ENV_VERIFICATION_NS_PER_BYTE = "WAKU_SIM_VALIDATION_DELAY_NS_PER_BYTE"
 ENV_RELAY_WITHOUT_REST = "WAKU_SIM_RELAY_WITHOUT_REST"
 ENV_RELAY_SHARDS = "WAKU_SIM_RELAY_SHARDS"
+# a discv5 network: its graph read from the logs (patch 0041), its nodes online without DNS (0042)
+ENV_TOPOLOGY_LINES_AT_NOTICE = "WAKU_SIM_TOPOLOGY_LINES_AT_NOTICE"
+ENV_ONLINE_WITHOUT_DNS = "WAKU_SIM_ONLINE_WITHOUT_DNS"
 # the tags whose relays subscribe only while starting REST (v0.36.0, v0.37.1-beta) carry it
 RELAY_WITHOUT_REST_PATCH = "0004"
 ENV_MESSAGE_LINES_AT_NOTICE = "WAKU_SIM_MESSAGE_LINES_AT_NOTICE"
@@ -79,15 +84,18 @@ ENV_GOSSIPSUB = {
 
 # nwaku's peer manager keeps relay_service_ratio of max-connections for relay and
 # two thirds of that for inbound peers; it disconnects inbound relay peers above
-# that target. Room is made for every inbound link of the graph. The ratio is
-# passed (v0.38 lowered its default from 60:40 to 50:50), so every release keeps the same share.
+# that target. Room is made for every inbound link of the graph at 60:40, the ratio passed.
+# v0.38.1's node builder does not hand the ratio to its peer manager, which keeps 50:50
+# (analyse/discovery.RELAY_SHARE): there a node with more inbound links than that leaves room
+# for may evict some (nwaku patch 0041 logs each eviction, in a discv5 network).
 RELAY_SERVICE_RATIO = (60, 40)
 INBOUND_RELAY_SHARE = RELAY_SERVICE_RATIO[0] / 100 * (1 - 1 / 3)
 CONNECTION_HEADROOM = 4
 
 
+DISCV5_OFF = "--discv5-discovery=false"
 RELAY_ONLY_FLAGS = [
-    "--discv5-discovery=false",
+    DISCV5_OFF,
     "--dns-discovery=false",
     "--peer-exchange=false",
     "--relay-peer-exchange=false",
@@ -98,6 +106,11 @@ RELAY_ONLY_FLAGS = [
     "--metrics-server=false",
     "--keep-alive=false",
 ]
+
+
+def node_record(me: Identity, shards: tuple[int, ...]) -> str:
+    """The ENR a relay node of ours announces (as nwaku builds it at start): its address, ports and shards."""
+    return enr.node_record(me.nodekey, me.ip, TCP_PORT, DISCV5_UDP_PORT, cluster_id=CLUSTER_ID, shards=shards)
 
 
 def max_connections(max_in_degree: int, max_out_degree: int) -> int:
@@ -118,9 +131,16 @@ def args(
     max_msg_size: int,
     connections: int,
     shards: tuple[int, ...] = (SHARD,),
+    bootstrap_enrs: tuple[str, ...] = (),
 ) -> list[str]:
     """wakunode2 flags for one node: relay on its shards of the study's cluster, and unless the
-    study keeps nwaku's defaults, everything a relay study does not use off."""
+    study keeps nwaku's defaults, everything a relay study does not use off; in a discv5 network,
+    discv5 on, started from bootstrap_enrs."""
+    services = RELAY_ONLY_FLAGS if study.nwaku_services == "relay_only" else []
+    if study.discovery is not None:
+        services = [flag for flag in services if flag != DISCV5_OFF]
+        services += ["--discv5-discovery=true", f"--discv5-udp-port={DISCV5_UDP_PORT}",
+                     *(f"--discv5-bootstrap-node={enr}" for enr in bootstrap_enrs)]
     flags = [
         f"--nodekey={me.nodekey}",
         "--listen-address=0.0.0.0",
@@ -134,7 +154,7 @@ def args(
         f"--max-connections={connections}",
         f"--relay-service-ratio={RELAY_SERVICE_RATIO[0]}:{RELAY_SERVICE_RATIO[1]}",
         "--ip-colocation-limit=0",
-        *(RELAY_ONLY_FLAGS if study.nwaku_services == "relay_only" else []),
+        *services,
         f"--log-level={study.nwaku_log_level}",
         "--log-format=JSON",
         f"--rest={'true' if rest else 'false'}",
@@ -172,6 +192,9 @@ def environment(study: Study) -> dict[str, str]:
         env[ENV_FLOOD_PUBLISH_BANDWIDTH_BPS] = str(study.flood_publish_bandwidth_bps)
     if study.idontwant_on_publish:
         env[ENV_IDONTWANT_ON_PUBLISH] = "1"
+    if study.discovery is not None:
+        env[ENV_TOPOLOGY_LINES_AT_NOTICE] = "1"
+        env[ENV_ONLINE_WITHOUT_DNS] = "1"
     if study.rln.epoch_ns:
         env[ENV_RLN_EPOCH_NS] = str(study.rln.epoch_ns)
         env[ENV_SCORE_EVENTS_AT_NOTICE] = "1"

@@ -29,6 +29,11 @@ class RunPlan:
         return {m.publisher for m in self.messages}
 
     @property
+    def bootstrap_nodes(self) -> list[ids.Identity]:
+        """The nodes every other node starts its discv5 search from (none on a static graph)."""
+        return self.identities[:self.study.discovery.bootstrap_nodes] if self.study.discovery else []
+
+    @property
     def rest_hosts(self) -> set[int]:
         """The relay nodes whose REST API a run calls: the relay publishers (every light client has REST on)."""
         return {m.publisher for m in self.messages if m.light_client is None}
@@ -39,7 +44,7 @@ def plan(study: Study, size_bytes: int) -> RunPlan:
     shard_plan = shards.choose(study, topology.choose_publishers(study.topology, study.nodes, study.publishers, study.seed))
     messages = schedule.build(study, size_bytes, roles, shard_plan)
     graph = (topology.by_shard(shard_plan.served, study.peers_per_node, study.seed)
-             if study.shards.own_lists
+             if study.shards.own_lists and study.discovery is None
              else topology.build(study.topology, study.nodes, study.peers_per_node, study.seed))
     return RunPlan(
         study=study,

@@ -27,8 +27,9 @@ PCAP_CAPTURE_BYTES = 64  # an IPv4 header and a TCP header with options
 
 def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
     study = run.study
-    in_degrees = run.topology.in_degrees()
-    connections = nwaku.max_connections(max(in_degrees), max(len(d) for d in run.topology.dials))
+    connections = (study.discovery.max_connections if study.discovery is not None
+                   else nwaku.max_connections(max(run.topology.in_degrees()), max(len(d) for d in run.topology.dials)))
+    bootstrap_enrs = {node.index: nwaku.node_record(node, run.shards.served[node.index]) for node in run.bootstrap_nodes}
     max_msg_size = max(MIN_MAX_MSG_SIZE, run.size_bytes + MSG_SIZE_HEADROOM)
     env = nwaku.environment(study)
     publish_url = f"http://127.0.0.1:{nwaku.REST_PORT}{REST_PUBLISH_PATH}"
@@ -55,6 +56,7 @@ def shadow_yaml(run: RunPlan, run_dir: Path, wakunode2: str, curl: str) -> dict:
                     max_msg_size=max_msg_size,
                     connections=light_clients.service_connections(connections, roles.clients_of(me.index)) if serves else connections,
                     shards=run.shards.served[me.index],
+                    bootstrap_enrs=tuple(enr for index, enr in bootstrap_enrs.items() if index != me.index),
                 )
                 args = light_clients.service_args(args, study.stop_time_ns) if serves else args
             own_shards = {} if roles.is_client(me.index) else nwaku.relay_shards_environment(study, run.shards.served[me.index])

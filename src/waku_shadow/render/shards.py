@@ -76,7 +76,7 @@ def choose(study: Study, publishers: list[int]) -> ShardPlan:
     plan = ShardPlan(count, tuple(served), publishing_on)
     for shard in range(count):
         members = len(plan.members(shard))
-        if members <= study.peers_per_node:
+        if study.discovery is None and members <= study.peers_per_node:
             raise TopologyError(
                 f"shard {shard} is served by {members} of {study.nodes} nodes (network.shards_per_node = {per_node} "
                 f"of {count}): too few for each to dial network.peers_per_node = {study.peers_per_node} others of it; "

@@ -122,9 +122,16 @@ def by_shard(served: tuple[tuple[int, ...], ...], peers_per_node: int, seed: int
     )
 
 
+def undrawn(nodes: int, seed: int) -> Topology:
+    """No static dials: the nodes find their peers themselves (topology discv5)."""
+    return Topology(nodes, ((),) * nodes, seed, 0)
+
+
 def build(kind: str, nodes: int, peers_per_node: int, seed: int) -> Topology:
     if kind == "cascade":
         return cascade(nodes, seed)
+    if kind == "discv5":
+        return undrawn(nodes, seed)
     return random_dials(nodes, peers_per_node, seed)
 
 

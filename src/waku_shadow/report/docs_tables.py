@@ -32,7 +32,7 @@ from waku_shadow.cost import container, cost_model, profile, select_census
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.report import class_tables, cost_answers, light_tables, results_tables, shard_tables, summaries, summary_tables, switch_table
+from waku_shadow.report import class_tables, cost_answers, discovery_tables, light_tables, results_tables, shard_tables, summaries, summary_tables, switch_table
 from waku_shadow.report import tables as written
 from waku_shadow.run import run_stats
 
@@ -186,6 +186,7 @@ def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None
         "shards-answer": shard_tables.answer(summarised), "shards-by-point": shard_tables.by_point(summarised),
         "classes-answer": class_tables.answer(summarised), "classes-by-class": class_tables.by_class(summarised),
         "classes-by-location": class_tables.by_location(summarised),
+        "discovery-answer": discovery_tables.answer(summarised), "discovery-by-point": discovery_tables.by_point(summarised),
     }
 
 

@@ -153,6 +153,23 @@ def latency_ecdfs(receipts: pd.DataFrame, hue: str, title: str, out: Path, keys:
     plt.close(grid.figure)
 
 
+def time_to_mesh(nodes: pd.DataFrame, out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
+    """The ECDF of the nodes' seconds until their first peer, their outbound target and a mesh on
+    every shard they serve (analyse/discovery.run_nodes), one panel per point."""
+    keys = list(keys)
+    sns.set_theme(style="whitegrid")
+    milestones = {"first_peer_s": "first peer", "outbound_target_s": "outbound target", "mesh_s": "mesh on every shard"}
+    frame = nodes.assign(point=point_labels(nodes, keys)).melt(
+        id_vars=["point"], value_vars=list(milestones), var_name="milestone", value_name="seconds")
+    frame["milestone"] = frame["milestone"].map(milestones)
+    grid = sns.displot(frame.dropna(), x="seconds", hue="milestone", col="point", col_order=_ordered_labels(nodes, keys),
+                       kind="ecdf", height=3.5, aspect=1.2)
+    grid.set_axis_labels("seconds from the start", "share of nodes")
+    grid.figure.suptitle("discv5: when each node got there", y=1.03)
+    grid.figure.savefig(out, dpi=150, bbox_inches="tight")
+    plt.close(grid.figure)
+
+
 def residuals(receipts: pd.DataFrame, models: dict[str, str], out: Path, keys: tuple[str, ...] = ("size_bytes",)) -> None:
     """Simulated minus predicted latency per point and hop count, for every model."""
     keys = list(keys)

@@ -27,6 +27,7 @@ ALWAYS = [layout.RECEIPTS_WITH_MODEL, layout.RUN_CHECKS, layout.PROVENANCE_TABLE
 LIGHT_CLIENTS = [layout.LATENCY_BY_PATH, layout.LATENCY_BY_PATH_FIGURE, layout.LIGHT_DECOMPOSITION, layout.SERVICE_LOAD,
                  layout.STORE_RECOVERY, layout.MEMORY_BY_ROLE]
 SHARDS = [layout.LATENCY_BY_SHARD]
+DISCOVERY = [layout.DISCOVERY_NODES, layout.DISCOVERY, layout.DISCOVERY_GRAPH, layout.DISCOVERY_FIGURE]
 BANDWIDTH_CLASSES = [layout.LATENCY_BY_CLASS, layout.LATENCY_BY_CLASS_FIGURE]
 PAPER_COMPARISON = [layout.PAPER_DISTANCES, layout.PAPER_DISTANCES_BY_SEED, layout.PAPER_HOP_SHARES,
                     layout.PAPER_DISTRIBUTIONS]
@@ -52,6 +53,8 @@ def outputs(study: Study, compare_with: str | Path | None = None) -> list[str]:
         names += LIGHT_CLIENTS + ([layout.BYTES_BY_ROLE] if study.traffic_capture else [])
     if study.sharded:
         names += SHARDS + ([layout.BYTES_BY_SHARDS_SERVED] if study.traffic_capture else [])
+    if study.discovery is not None:
+        names += DISCOVERY
     if study.bandwidth_classes:
         names += BANDWIDTH_CLASSES + ([layout.BYTES_BY_CLASS] if study.traffic_capture else [])
     if study.locations is not None:
@@ -112,6 +115,9 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
         layout.LATENCY_BY_CLASS: lambda: results.latency_by_class,
         layout.BYTES_BY_CLASS: lambda: results.bytes_by_class,
         layout.LATENCY_BY_LOCATION: lambda: results.latency_by_location,
+        layout.DISCOVERY_NODES: lambda: results.discovery_nodes,
+        layout.DISCOVERY: lambda: results.discovery,
+        layout.DISCOVERY_GRAPH: lambda: results.discovery_graph,
     }
     figures = {
         layout.FIGURE2: lambda path: plots.figure2(results.figure2, path),
@@ -123,6 +129,7 @@ def write(results: StudyResults, out: Path, compare_with: str | Path | None = No
         layout.BANDWIDTH_FIGURE: lambda path: bandwidth_figure(results, path),
         layout.LATENCY_BY_PATH_FIGURE: lambda path: plots.latency_by_path(results.path_receipts, path, keys),
         layout.LATENCY_BY_CLASS_FIGURE: lambda path: plots.latency_by_class(results.group_receipts, path, keys),
+        layout.DISCOVERY_FIGURE: lambda path: plots.time_to_mesh(results.discovery_nodes, path, keys),
     }
     if other is not None:
         frames[layout.compared_with(other, ".csv")] = lambda: results.compared_with(other_receipts)

@@ -25,14 +25,17 @@ NWAKU_MUXER_ORDER = "nwaku's own order (yamux, then mplex)"
 def network_description(study: Study) -> str:
     if study.topology == "cascade":
         layout = "in a line, each dialling the next"
+    elif study.discovery is not None:
+        layout = (f"finding their peers by discv5 from {study.discovery.bootstrap_nodes} bootstrap nodes, "
+                  f"up to {study.discovery.max_connections} connections each")
     else:
         layout = f"each dialling {study.peers_per_node} random peers"
     if study.sharded:
         swept = study.sweep.parameter if study.sweep is not None else None
         per_node = ", ".join(map(str, study.sweep.values)) if swept == "network.shards_per_node" else study.shards.per_node
         served = ("every node on every shard, as nwaku subscribes" if study.shards.per_node is None
-                  else f"each node on {per_node} drawn from the seed, dialling until {study.peers_per_node} "
-                       "of its dialled peers serve each of them")
+                  else f"each node on {per_node} drawn from the seed" + ("" if study.discovery else
+                       f", dialling until {study.peers_per_node} of its dialled peers serve each of them"))
         layout += f"; a cluster of {'several' if swept == 'network.shards' else study.shards.count} shards, {served}"
     if study.locations is None:
         return f"{layout}; one-way latency {shadow_time(study.latency_ns)}"
@@ -167,6 +170,7 @@ def study_report(results: StudyResults, knees: pd.DataFrame | None = None) -> st
     lines += churn_section(run_dirs)
     lines += spam_section(study, run_dirs)
     lines += study_sections.shards_section(results)
+    lines += study_sections.discovery_section(results)
     lines += study_sections.classes_section(results)
     lines += study_sections.locations_section(results)
     runs = [[r["run"], human_size(int(r["size_bytes"])), f"{r['wall_s']:.0f} s",

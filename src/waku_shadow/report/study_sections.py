@@ -1,4 +1,4 @@
-"""The report's sections of a network with several shards, bandwidth classes or locations."""
+"""The report's sections of a network with several shards, found by discv5, in bandwidth classes or over locations."""
 
 from __future__ import annotations
 
@@ -27,6 +27,40 @@ def shards_section(results: StudyResults) -> list[str]:
                  f"{r['bytes_out_per_node']:,.0f}"] for r in served.to_dict("records")]
         lines += ["Bytes per node from the first publish on, idle traffic subtracted, by the shards it serves:", "",
                   tables.table(rows, ["run", "shards served", "nodes", "bytes in", "bytes out"], "lrrrr").markdown()]
+    return lines
+
+
+def discovery_section(results: StudyResults) -> list[str]:
+    """A network that finds its peers by discv5: when its nodes got their first peer, nwaku's outbound
+    target and a mesh on every shard, and the graph of connections at the first measured publish."""
+    found = results.study.discovery
+    if found is None:
+        return []
+    summary = results.discovery
+    points = tables.point_labels(summary, results.keys)
+    per_point = []
+    for point, r in zip(points, summary.to_dict("records")):
+        times = [f"{r[f'{m}_p50_s']:.1f} / {r[f'{m}_p95_s']:.1f} / {r[f'{m}_max_s']:.1f}"
+                 for m in ("first_peer", "outbound_target", "mesh")]
+        per_point.append([point, f"{r['nodes']:.0f}", *times, f"{r['never_meshed']:.0f}", f"{r['degree_mean']:.1f}"])
+    graphs = [[r["run"], f"{r['links']:.0f}", f"{r['parts']:.0f}", f"{r['diameter']:.0f}",
+               f"{r['degree_min']:.0f} / {r['degree_mean']:.1f} / {r['degree_max']:.0f}", f"{r['evictions']:.0f}"]
+              for r in results.discovery_graph.to_dict("records")]
+    lines = ["## Discovery", "",
+             f"Nodes found their peers by discv5 from {found.bootstrap_nodes} bootstrap nodes, nwaku keeping up to "
+             f"{found.max_connections} connections. Seconds from the start, p50 / p95 / max over the nodes of a point's "
+             f"runs (of those that got there); a mesh is d_low peers on every shard a node serves. Figure "
+             f"{layout.DISCOVERY_FIGURE}.", "",
+             tables.table(per_point, ["point", "nodes", "first peer (s)", "outbound target (s)", "mesh (s)",
+                                      "never meshed", "mean degree at publish"], "lrrrrrr").markdown(), "",
+             "The graph of connections at the first measured publish:", "",
+             tables.table(graphs, ["run", "links", "parts", "diameter (hops)", "degree min / mean / max",
+                                   "evictions"], "lrrrrr").markdown()]
+    if "discv5_bytes_out_per_min" in summary:
+        rows = [[point, f"{r['discv5_bytes_in_per_min']:,.0f}", f"{r['discv5_bytes_out_per_min']:,.0f}"]
+                for point, r in zip(points, summary.to_dict("records"))]
+        lines += ["", "discv5's own traffic (UDP) per node per minute of the run:", "",
+                  tables.table(rows, ["point", "bytes in", "bytes out"], "lrr").markdown()]
     return lines
 
 

@@ -21,6 +21,7 @@ under configs/ that regenerates it: a study without one is refused, since nobody
                       latency_by_shard.csv, bytes_by_shards_served.csv  on a cluster of several shards
                       latency_by_class.csv, bytes_by_class.csv, latency_by_class_histogram.csv  with bandwidth classes
                       latency_by_location.csv  over locations
+                      discovery.csv, discovery_graph.csv  a network found by discv5
 
 Every study with validated runs here and a config is summarised; the tables that set a study beside
 the paper's data are empty for one that does not run the paper's network (compare.network_differences).
@@ -56,6 +57,7 @@ LIGHT_TABLES = ("latency_by_path", "light_decomposition", "service_load", "bytes
 SHARD_TABLES = ("latency_by_shard", "bytes_by_shards_served")  # of a study on several shards
 CLASS_TABLES = ("latency_by_class", "bytes_by_class", "latency_by_class_histogram")  # of a study with bandwidth classes
 LOCATION_TABLES = ("latency_by_location",)  # of a study over locations
+DISCOVERY_TABLES = ("discovery", "discovery_graph")  # of a study whose nodes find their peers by discv5
 
 
 @dataclass
@@ -97,6 +99,9 @@ class StudySummary:
     latency_by_class_histogram: pd.DataFrame = field(default_factory=pd.DataFrame)
     located: bool = False  # whether the study spreads its nodes over locations, so LOCATION_TABLES
     latency_by_location: pd.DataFrame = field(default_factory=pd.DataFrame)
+    discovered: bool = False  # whether the nodes find their peers by discv5, so DISCOVERY_TABLES
+    discovery: pd.DataFrame = field(default_factory=pd.DataFrame)
+    discovery_graph: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def table5(self) -> pd.DataFrame:
@@ -179,7 +184,8 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
     nwaku, shadow = one_build(provenance, study)
     paper_network = is_paper_network(results.study)
     flags = {"light_clients": results.study.light_clients.active, "sharded": results.study.sharded,
-             "classed": bool(results.study.bandwidth_classes), "located": results.study.locations is not None}
+             "classed": bool(results.study.bandwidth_classes), "located": results.study.locations is not None,
+             "discovered": results.study.discovery is not None}
     folder = out / study
     if folder.exists():
         shutil.rmtree(folder)
@@ -209,10 +215,11 @@ def write(results: StudyResults, out: Path, configs_dir: Path | None = None) -> 
     return folder
 
 
-def optional_tables(light_clients: bool, sharded: bool, classed: bool, located: bool) -> tuple[str, ...]:
-    """The tables a study has for its light clients, its shards, its bandwidth classes and its locations."""
+def optional_tables(light_clients: bool, sharded: bool, classed: bool, located: bool, discovered: bool) -> tuple[str, ...]:
+    """The tables a study has for its light clients, its shards, its bandwidth classes, its locations and
+    its discovery."""
     return ((LIGHT_TABLES if light_clients else ()) + (SHARD_TABLES if sharded else ()) + (CLASS_TABLES if classed else ())
-            + (LOCATION_TABLES if located else ()))
+            + (LOCATION_TABLES if located else ()) + (DISCOVERY_TABLES if discovered else ()))
 
 
 def read(folder: Path) -> StudySummary:
@@ -221,13 +228,15 @@ def read(folder: Path) -> StudySummary:
     provenance = json.loads((folder / PROVENANCE).read_text())
     expected = ((TABLES if provenance.get("paper_network") else OWN_TABLES)
                 + optional_tables(provenance.get("light_clients"), provenance.get("sharded"), provenance.get("classed"),
-                                  provenance.get("located")))
+                                  provenance.get("located"),
+                                  # a summary written before discovery had none
+                                  provenance.get("discovered", False)))
     missing = [f"{table}.csv" for table in expected if not (folder / f"{table}.csv").exists()]
     if "paper_network" not in provenance or missing:
         raise ConfigError(f"{folder}: written by an earlier waku-shadow (no {', '.join(missing) or 'paper_network'}); "
                           "run `waku-shadow docs-tables` where its study's results are")
     tables = {table: pd.read_csv(folder / f"{table}.csv") if (folder / f"{table}.csv").exists() else pd.DataFrame()
-              for table in TABLES + LIGHT_TABLES + SHARD_TABLES + CLASS_TABLES + LOCATION_TABLES}
+              for table in TABLES + LIGHT_TABLES + SHARD_TABLES + CLASS_TABLES + LOCATION_TABLES + DISCOVERY_TABLES}
     return StudySummary(**provenance, **tables)
 
 
