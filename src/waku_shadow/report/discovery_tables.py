@@ -17,6 +17,12 @@ def _seconds(row, milestone: str) -> str:
     return f"{row[f'{milestone}_p50_s']:.1f} / {row[f'{milestone}_p95_s']:.1f} / {row[f'{milestone}_max_s']:.1f}"
 
 
+def _span(values) -> str:
+    """A run column's value, or its range over the runs."""
+    low, high = values.min(), values.max()
+    return f"{low:.0f}" if low == high else f"{low:.0f}–{high:.0f}"
+
+
 def _studies(summarised: dict[str, StudySummary]):
     for name, static in DISCOVERY_STUDIES.items():
         summary = summarised.get(name)
@@ -39,10 +45,10 @@ def by_point(summarised: dict[str, StudySummary]) -> str | None:
         graphs = [[r["run"], f"{r['links']:.0f}", f"{r['parts']:.0f}", f"{r['largest_part']:.0f}", f"{r['diameter']:.0f}",
                    f"{r['degree_min']:.0f} / {r['degree_mean']:.1f} / {r['degree_max']:.0f}", f"{r['evictions']:.0f}"]
                   for _, r in summary.discovery_graph.iterrows()]
-        part += "\n\nThe graph of connections at each run's first measured publish:\n\n" + written.table(
+        part = part.rstrip() + "\n\nThe graph of connections at each run's first measured publish:\n\n" + written.table(
             graphs, ["run", "links", "parts", "largest part", "diameter (hops)", "degree min / mean / max",
                      "evictions"], "lrrrrrr").markdown()
-        part += "\n\nRelay latency from the publisher's intent, the seeds pooled:\n\n" + latency_table(summary, static)
+        part = part.rstrip() + "\n\nRelay latency from the publisher's intent, the seeds pooled:\n\n" + latency_table(summary, static)
         parts.append(part)
     return joined(parts)
 
@@ -68,16 +74,17 @@ def answer(summarised: dict[str, StudySummary]) -> str | None:
     lines = []
     for summary, static in _studies(summarised):
         lines.append(f"- **`{summary.config}`** (nwaku {summary.nwaku['nwaku_tag']}, patch set {summary.nwaku['patch_set']}, "
-                     f"seeds {', '.join(map(str, summary.seeds))}; seconds p50 / p95 / max over the nodes):")
+                     f"seed{'s' if len(summary.seeds) > 1 else ''} {', '.join(map(str, summary.seeds))}; "
+                     "seconds p50 / p95 / max over the nodes):")
         graph = summary.discovery_graph
         for label, (_, r) in zip(written.point_labels(summary.discovery, summary.keys), summary.discovery.iterrows()):
             lines.append(
                 f"  - {label}: first peer {_seconds(r, 'first_peer')} s, nwaku's outbound target "
                 f"{_seconds(r, 'outbound_target')} s, a mesh on every shard {_seconds(r, 'mesh')} s "
-                f"({r['never_meshed']:.0f} of {r['nodes']:.0f} nodes never); at the first publish the graph is in "
-                f"{graph['parts'].max():.0f} part(s) at most, diameter {graph['diameter'].min():.0f}–{graph['diameter'].max():.0f} "
-                f"hops, mean degree {r['degree_mean']:.1f}; discv5 sends {r['discv5_bytes_out_per_min']:,.0f} bytes per "
-                f"node per minute.")
+                f"({r['never_meshed']:.0f} of {r['nodes']:.0f} nodes never); at the first publish the graph has at most "
+                f"{graph['parts'].max():.0f} part{'s' if graph['parts'].max() > 1 else ''}, diameter {_span(graph['diameter'])} "
+                f"hops, mean degree {r['degree_mean']:.1f}, {_span(graph['evictions'])} evictions; discv5 sends "
+                f"{r['discv5_bytes_out_per_min']:,.0f} bytes per node per minute.")
         for study in (summary, static):
             if study is None:
                 continue
