@@ -61,10 +61,12 @@ def tiny_study(results_dir, size="2 KB", shadow=None) -> dict:
     }
 
 
-def run_workflow(config_path, study: dict, timeout=1800):
+def run_workflow(config_path, study: dict, timeout=1800, until: str | None = None):
+    """``study`` written to config_path and run by the workflow, up to rule ``until`` if given."""
     config_path.write_text(yaml.safe_dump(study))
     done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path)],
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path),
+         *(["--until", until] if until else [])],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -278,11 +280,8 @@ def test_a_rendered_bootstrap_enr_is_the_one_nwaku_builds(tmp_path):
         pytest.skip(reason)
     study = yaml.safe_load((RECORDED / "recorded-discv5.yaml").read_text())
     results = tmp_path / "results"
-    config_path = tmp_path / "enr.yaml"
-    config_path.write_text(yaml.safe_dump({**study, "study": "enr", "shadow": {**study["shadow"], "nwaku_log_level": "INFO"},
-                                           "resources": {"results_dir": str(results)}}))
-    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path), "--until", "simulate"],
-                   cwd=REPO, check=True, capture_output=True)
+    run_workflow(tmp_path / "enr.yaml", {**study, "study": "enr", "shadow": {**study["shadow"], "nwaku_log_level": "INFO"},
+                                         "resources": {"results_dir": str(results)}}, until="simulate")
     (run_dir,) = (results / "enr" / "runs").iterdir()
     hosts = yaml.safe_load((run_dir / "shadow.yaml").read_text())["hosts"]
     rendered = [a.split("=", 1)[1] for a in hosts["node0002"]["processes"][0]["args"] if a.startswith("--discv5-bootstrap-node=")]
@@ -301,10 +300,8 @@ def test_without_its_shard_list_nwaku_gives_every_node_every_shard(tmp_path):
     study = yaml.safe_load((RECORDED / "recorded-shards.yaml").read_text())
     results = tmp_path / "results"
     config_path = tmp_path / "recorded-shards-released.yaml"
-    config_path.write_text(yaml.safe_dump({**study, "study": "recorded-shards-released",
-                                           "resources": {"results_dir": str(results)}}))
-    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(config_path), "--until", "render"],
-                   cwd=REPO, check=True, capture_output=True)
+    run_workflow(config_path, {**study, "study": "recorded-shards-released", "resources": {"results_dir": str(results)}},
+                 until="render")
     (run_dir,) = (results / "recorded-shards-released" / "runs").iterdir()
     config = yaml.safe_load((run_dir / "shadow.yaml").read_text())
     for host in config["hosts"].values():

@@ -14,8 +14,8 @@ from scipy.sparse.csgraph import connected_components, shortest_path
 
 from waku_shadow import layout
 from waku_shadow.analyse.shards import served as served_by
-from waku_shadow.analyse.study_tables import run_columns
 from waku_shadow.configuration import loader
+from waku_shadow.configuration.study import point_columns
 from waku_shadow.parse import pcap
 
 # nwaku v0.38.1's peer manager aims at ceil(max_connections x 0.5) relay peers, a third of them
@@ -82,22 +82,32 @@ def connections_at(events: pd.DataFrame, time_ns: int) -> set[tuple[str, str]]:
     return {tuple(sorted((host, peer))) for host, peers in open_.items() for peer in peers}
 
 
+def _ends(links: set[tuple[str, str]], hosts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The links' two ends as indices into hosts."""
+    index = {host: i for i, host in enumerate(hosts)}
+    return tuple(np.array([index[link[k]] for link in links], dtype=int) for k in (0, 1))
+
+
+def degrees(links: set[tuple[str, str]], hosts: list[str]) -> np.ndarray:
+    """Each host's number of links, in the order of hosts."""
+    return np.bincount(np.concatenate(_ends(links, hosts)), minlength=len(hosts))
+
+
 def graph_shape(links: set[tuple[str, str]], hosts: list[str]) -> dict:
     """Degrees, connected parts and diameter (in hops, of the largest part) of an undirected graph."""
-    index = {host: i for i, host in enumerate(hosts)}
-    a, b = (np.array([index[link[k]] for link in links], dtype=int) for k in (0, 1))
+    a, b = _ends(links, hosts)
     adjacency = coo_array((np.ones(len(links)), (a, b)), shape=(len(hosts), len(hosts))).tocsr()
     parts, label = connected_components(adjacency, directed=False)
     largest = np.flatnonzero(label == np.bincount(label).argmax())
     hops = shortest_path(adjacency[largest][:, largest], unweighted=True, directed=False)
-    degrees = np.bincount(np.concatenate([a, b]), minlength=len(hosts))
+    each = degrees(links, hosts)
     return {"links": len(links), "parts": int(parts), "largest_part": len(largest),
             "diameter": int(hops.max()) if len(largest) > 1 else 0,
-            "degree_min": int(degrees.min()), "degree_mean": float(degrees.mean()), "degree_max": int(degrees.max()),
-            "degrees": degrees}
+            "degree_min": int(each.min()), "degree_mean": float(each.mean()), "degree_max": int(each.max()),
+            "degrees": each}
 
 
-# one run's tables, each row with its run columns (study_tables.run_columns)
+# one run's tables, each row with its size and run columns (configuration.study.point_columns)
 
 def run_nodes(run_dir: Path) -> pd.DataFrame:
     """Per relay node of one discv5 run, in seconds from the start: its first peer, nwaku's outbound
@@ -112,9 +122,7 @@ def run_nodes(run_dir: Path) -> pd.DataFrame:
     # a node's mesh is whole when every shard's is: the latest, NaN if one never was
     whole = meshes.groupby("host")["mesh_ns"].agg(lambda times: times.max(skipna=False))
     nodes["mesh_ns"] = nodes["host"].map(whole)
-    first_publish = first_measured_publish_ns(run_dir)
-    degrees = graph_shape(connections_at(events, first_publish), hosts)["degrees"]
-    table = nodes.assign(degree_at_publish=degrees)
+    table = nodes.assign(degree_at_publish=degrees(connections_at(events, first_measured_publish_ns(run_dir)), hosts))
     for column in ("first_peer_ns", "outbound_target_ns", "mesh_ns"):
         table[column.replace("_ns", "_s")] = table.pop(column) / 1e9
     if study.traffic_capture:
@@ -123,7 +131,7 @@ def run_nodes(run_dir: Path) -> pd.DataFrame:
         udp = [pcap.udp_bytes(pcap.host_capture(run_dir, host), identities.at[host, "ip"]) for host in hosts]
         table["discv5_bytes_in_per_min"] = [received / minutes for received, _ in udp]
         table["discv5_bytes_out_per_min"] = [sent / minutes for _, sent in udp]
-    return table.assign(size_bytes=study.message_sizes[0], **run_columns(run_dir))
+    return table.assign(size_bytes=study.message_sizes[0], **point_columns(study))
 
 
 def run_graph(run_dir: Path) -> pd.DataFrame:
@@ -132,9 +140,9 @@ def run_graph(run_dir: Path) -> pd.DataFrame:
     events = pd.read_parquet(run_dir / layout.TOPOLOGY_EVENTS)
     shape = graph_shape(connections_at(events, first_measured_publish_ns(run_dir)), list(served_by(run_dir)))
     shape.pop("degrees")
-    size_bytes = loader.load(run_dir / layout.RUN_CONFIG).message_sizes[0]
-    return pd.DataFrame([{**shape, "evictions": int((events["event"] == "evicted").sum()), "size_bytes": size_bytes,
-                          **run_columns(run_dir)}])
+    study = loader.load(run_dir / layout.RUN_CONFIG)
+    return pd.DataFrame([{**shape, "evictions": int((events["event"] == "evicted").sum()),
+                          "size_bytes": study.message_sizes[0], **point_columns(study)}])
 
 
 def first_measured_publish_ns(run_dir: Path) -> int:
@@ -144,8 +152,8 @@ def first_measured_publish_ns(run_dir: Path) -> int:
 
 def summary(nodes: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per point, its runs' nodes pooled: how many, and p50 / p95 / max of the seconds until their
-    first peer, their outbound target and a whole mesh (of the nodes that got there), the share
-    meshed by the first publish, the mean degree then, and discv5's bytes per node per minute."""
+    first peer, their outbound target and a whole mesh (of the nodes that got there), how many never
+    had a whole mesh, the mean degree at the first publish, and discv5's bytes per node per minute."""
     def p95(values: pd.Series) -> float:
         return values.quantile(0.95)
 

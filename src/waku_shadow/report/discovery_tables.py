@@ -17,6 +17,11 @@ def _seconds(row, milestone: str) -> str:
     return f"{row[f'{milestone}_p50_s']:.1f} / {row[f'{milestone}_p95_s']:.1f} / {row[f'{milestone}_max_s']:.1f}"
 
 
+def milestone_cells(row) -> list[str]:
+    """A discovery.csv row's p50 / p95 / max seconds of each milestone, in MILESTONES' order."""
+    return [_seconds(row, milestone) for milestone in MILESTONES]
+
+
 def _span(values) -> str:
     """A run column's value, or its range over the runs."""
     low, high = values.min(), values.max()
@@ -36,7 +41,7 @@ def by_point(summarised: dict[str, StudySummary]) -> str | None:
     parts = []
     for summary, static in _studies(summarised):
         times = summary.discovery
-        rows = [[label, f"{r['nodes']:.0f}", *(_seconds(r, m) for m in MILESTONES), f"{r['never_meshed']:.0f}",
+        rows = [[label, f"{r['nodes']:.0f}", *milestone_cells(r), f"{r['never_meshed']:.0f}",
                  f"{r['degree_mean']:.1f}", f"{r['discv5_bytes_in_per_min']:,.0f} / {r['discv5_bytes_out_per_min']:,.0f}"]
                 for label, (_, r) in zip(written.point_labels(times, summary.keys), times.iterrows())]
         part = heading(summary) + written.table(

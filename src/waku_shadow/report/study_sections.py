@@ -7,7 +7,7 @@ import pandas as pd
 from waku_shadow import layout
 from waku_shadow.configuration.units import human_size
 from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.report import tables
+from waku_shadow.report import discovery_tables, tables
 
 
 def shards_section(results: StudyResults) -> list[str]:
@@ -40,9 +40,8 @@ def discovery_section(results: StudyResults) -> list[str]:
     points = tables.point_labels(summary, results.keys)
     per_point = []
     for point, r in zip(points, summary.to_dict("records")):
-        times = [f"{r[f'{m}_p50_s']:.1f} / {r[f'{m}_p95_s']:.1f} / {r[f'{m}_max_s']:.1f}"
-                 for m in ("first_peer", "outbound_target", "mesh")]
-        per_point.append([point, f"{r['nodes']:.0f}", *times, f"{r['never_meshed']:.0f}", f"{r['degree_mean']:.1f}"])
+        per_point.append([point, f"{r['nodes']:.0f}", *discovery_tables.milestone_cells(r), f"{r['never_meshed']:.0f}",
+                          f"{r['degree_mean']:.1f}"])
     graphs = [[r["run"], f"{r['links']:.0f}", f"{r['parts']:.0f}", f"{r['diameter']:.0f}",
                f"{r['degree_min']:.0f} / {r['degree_mean']:.1f} / {r['degree_max']:.0f}", f"{r['evictions']:.0f}"]
               for r in results.discovery_graph.to_dict("records")]
