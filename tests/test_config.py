@@ -254,13 +254,50 @@ def test_sweeping_the_interval_sweeps_the_load_in_milliseconds(tmp_path):
         ({"gossipsub": {"d_high": 8}}, r"sweep.values: gossipsub.d = 10: gossipsub: need d_low <= d <= d_high"),
         ({"sweep": {"parameter": "network.peers_per_node", "values": [4, 16]}, "network": {"peers_per_node": None}},
          r"sweep.values: network.peers_per_node = 16: network.peers_per_node: 16 must be less than network.nodes \(16\)"),
-        ({"sweep": {"parameter": "network.nodes", "values": [10]}}, r"sweep.parameter: 'network.nodes' is not one of"),
+        ({"sweep": {"parameter": "network.nodes", "values": [40]}}, r"network.nodes: sweep.values sets it; remove the key"),
         ({"repetitions": 0}, r"repetitions: 0 is less than the minimum of 1"),
     ],
 )
 def test_bad_sweeps_are_named(overrides, message):
     with pytest.raises(ConfigError, match=message):
         sweep_study(**overrides)
+
+
+def nodes_sweep(values: list[int]):
+    return loader.resolve({"study": "scaling-test", "sweep": {"parameter": "network.nodes", "values": values},
+                           "network": {"peers_per_node": 10}, "traffic": {"message_sizes": ["2 KB"]}})
+
+
+def test_a_sweep_of_nodes_names_each_run_by_its_n(tmp_path):
+    study = nodes_sweep([20, 40])
+    assert study.run_ids() == ["n20-size2000B-seed1", "n40-size2000B-seed1"]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(study.run_config("n40-size2000B-seed1")))
+    assert loader.load(path).nodes == 40
+    with pytest.raises(ConfigError, match=r"sweep.values: network.nodes = 8: network.peers_per_node: 10 must be less than network.nodes \(8\)"):
+        nodes_sweep([40, 8])
+
+
+def test_a_sweep_overrides_the_key_of_the_study_it_extends(tmp_path, monkeypatch):
+    path = tmp_path / "scaling.yaml"
+    path.write_text("study: scaling-test\nextends: paper\nsweep: {parameter: network.nodes, values: [30, 60]}\n"
+                    "traffic: {message_sizes: [2 KB]}\n")
+    study = loader.load(path)
+    assert study.run_ids() == ["n30-size2000B-seed1", "n60-size2000B-seed1"]
+    path.write_text(path.read_text() + "network: {nodes: 1000}\n")
+    with pytest.raises(ConfigError, match=r"network.nodes: sweep.values sets it; remove the key"):
+        loader.load(path)
+
+
+def test_a_config_that_runs_other_sizes_leaves_the_extended_studys_by_size_of_the_rest(tmp_path):
+    path = tmp_path / "calibrated-100kb.yaml"
+    path.write_text("study: calibrated-100kb\nextends: paper-calibrated\ntraffic: {message_sizes: [100 KB]}\n")
+    study = loader.load(path)
+    assert study.run_ids() == [f"n1000-size100000B-seed{seed}" for seed in (1, 2, 3)]
+    assert loader.load(path).latency_ns == 150_000_000  # the 2 KB run's 75 ms link is not taken
+    path.write_text("study: calibrated-2kb\nextends: paper-calibrated\ntraffic: {message_sizes: [2 KB]}\n")
+    run = loader.load(path)
+    assert loader.resolve(run.run_config(run.run_ids()[0])).latency_ns == 75_000_000
 
 
 def test_a_resolved_sweep_study_loads_again(tmp_path):

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -137,6 +138,16 @@ def test_the_paper_networks_tables_come_from_the_summaries_alone(results, tmp_pa
     no_results.mkdir(parents=True)
     again, _ = docs_tables.fill(text, docs_tables.tables(no_results, REPO / "bench", summaries_dir, RECORDED), str(doc))
     assert again == text
+
+
+def test_a_study_with_only_some_of_its_runs_here_keeps_its_summary(results, tmp_path, capsys):
+    summaries_dir = tmp_path / "summaries"
+    docs_tables.tables(results, REPO / "bench", summaries_dir, RECORDED)
+    written = {path.name: path.read_bytes() for path in (summaries_dir / "recorded").iterdir()}
+    shutil.rmtree(results / "recorded" / layout.RUNS / RUNS[0].name)
+    docs_tables.tables(results, REPO / "bench", summaries_dir, RECORDED)
+    assert {path.name: path.read_bytes() for path in (summaries_dir / "recorded").iterdir()} == written
+    assert "recorded: 1 of its 2 runs are validated here; its summary is left as it was" in capsys.readouterr().err
 
 
 def test_a_summary_of_an_earlier_waku_shadow_is_refused_by_name(results, tmp_path):

@@ -2,7 +2,9 @@
 
 import pytest
 
-from waku_shadow.analyse import model
+from waku_shadow import checkout
+from waku_shadow.analyse import model, scaling
+from waku_shadow.configuration import loader
 
 
 @pytest.mark.parametrize(
@@ -94,3 +96,12 @@ def test_predict_along_a_hand_built_path():
     assert list(windowed["eq1_window_ms"]) == pytest.approx(
         [100 + 50 + copy_ms + 100 + 10, 100 + 50 + copy_ms + 100 + 10, 100 + 2 * (50 + copy_ms + 100 + 10)]
     )
+
+
+def test_the_scaling_study_is_set_beside_the_best_topology_of_each_n():
+    """configs/scaling.yaml: D = 6, L_g 276 ms, L_v 4.5 ms, 2 KB on its 75 ms link at 100 Mbit."""
+    lines = scaling.model_lines(loader.load(checkout.path("configs/scaling.yaml"))).set_index("nodes")
+    assert lines["eq2_hops"].to_dict() == {250: 4, 500: 4, 1000: 5, 2000: 5}
+    per_hop_ms = 75 + model.wire_bytes(2000) * 8 / 100e6 * 1e3 + 4.5
+    assert lines.loc[1000, "eq1_latency_ms"] == pytest.approx(276 + 5 * per_hop_ms)
+    assert lines.loc[250, "eq1_latency_ms"] == pytest.approx(276 + 4 * per_hop_ms)

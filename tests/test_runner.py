@@ -227,51 +227,49 @@ def test_missing_shadow_binary(tmp_path):
         guard.run("/nonexistent/shadow", tmp_path, memory_floor_bytes=0)
 
 
-def test_memory_breakdown_tells_shadow_from_its_processes(tmp_path, monkeypatch):
-    # A stand-in shadow starts one managed process holding 64 MiB of private memory. The machine's
-    # memory is lowest from the guard's 21st poll until the stand-in releases its process,
-    # however slowly the guard polls (each poll reads every process of the machine, a Shadow run
-    # beside it included): the breakdown at the peak sees the process.
-    dropped, released = tmp_path / "dropped", tmp_path / "released"
+def test_the_peak_is_the_runs_own_and_its_sample_tells_shadow_from_its_processes(tmp_path, monkeypatch):
+    # A stand-in shadow starts one managed process that holds 8 MiB, then 96 MiB for a moment shorter
+    # than the machine's low (another job's), then 8 MiB again. The run's peak is the sample of the
+    # moment its process held most, and that sample names where the memory was.
+    grown, shrunk = tmp_path / "grown", tmp_path / "shrunk"
     # the process runs as wakunode2 in a light client's host folder, so it is counted as that role's node
     (tmp_path / "wakunode2").symlink_to(sys.executable)
     (tmp_path / "identities.csv").write_text("host,role\nnode0000,relay\nclient0000,light\n")
     host = tmp_path / "shadow.data" / "hosts" / "client0000"
+    node = (f"import pathlib, time; held = bytearray(8 << 20); time.sleep(1); more = bytearray(96 << 20); "
+            f"pathlib.Path('{grown}').touch(); time.sleep(1); del more; pathlib.Path('{shrunk}').touch(); time.sleep(60)")
     shadow = fake_shadow(
         tmp_path,
         f"""
         import pathlib, subprocess
         pathlib.Path("{host}").mkdir(parents=True)
-        holder = subprocess.Popen(["{tmp_path / 'wakunode2'}", "-c", "import time; held = bytearray(64 << 20); time.sleep(60)"],
-                                  cwd="{host}")
-        while not pathlib.Path("{dropped}").exists():
+        holder = subprocess.Popen(["{tmp_path / 'wakunode2'}", "-c", "{node}"], cwd="{host}")
+        while not pathlib.Path("{shrunk}").exists():
             time.sleep(0.05)
-        time.sleep(2)
-        pathlib.Path("{released}").touch()
         time.sleep(1)
         holder.kill()
         holder.wait()
         """,
     )
-
-    def levels():
-        yield from [10 * GIB] * 20
-        dropped.touch()
-        while not released.exists():
-            yield 9 * GIB
-        yield from itertools.repeat(10 * GIB)
-
-    available = levels()
-    monkeypatch.setattr(memory, "available_bytes", lambda: next(available))
-    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
+    levels = itertools.chain([10 * GIB] * 5, itertools.repeat(7 * GIB))
+    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
+    monkeypatch.setattr(guard, "SAMPLE_INTERVAL_S", 0.1)
     stats = guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
     at_peak = stats.memory_at_peak
-    assert at_peak["taken_bytes"] == GIB  # sampled at the new low, not before it
     assert at_peak["processes"] == 1
-    assert 64 << 20 <= at_peak["processes_anon_bytes"] < 100 << 20
+    assert 104 << 20 <= at_peak["processes_anon_bytes"] < 160 << 20  # sampled while it held 8 + 96 MiB
     assert 0 < at_peak["shadow_rss_bytes"] < 64 << 20
+    assert stats.resident_peak_bytes == at_peak["own_bytes"] == at_peak["shadow_rss_bytes"] + at_peak["processes_anon_bytes"]
+    assert (stats.memory_bytes, stats.memory_measure) == (stats.resident_peak_bytes, run_stats.RESIDENT_MEASURE)
+    assert stats.peak_memory_bytes == 3 * GIB  # the machine's fall counts what ran beside the run
     assert at_peak["nodes_by_role"] == {"light": 1} and at_peak["anon_bytes_by_role"]["light"] == at_peak["processes_anon_bytes"]
     assert json.loads((tmp_path / "run_stats.json").read_text())["memory_at_peak"] == at_peak
+
+
+def test_the_kernels_growth_is_read_from_meminfo(monkeypatch):
+    fields = {"PageTables": 3 << 20, "KernelStack": 2 << 20, "SUnreclaim": 5 << 20}
+    monkeypatch.setattr(memory, "_meminfo_bytes", fields.__getitem__)
+    assert memory.kernel_bytes() == 10 << 20
 
 
 def test_stats_recorded_before_the_breakdown_still_read(tmp_path):
@@ -335,7 +333,7 @@ def test_a_run_over_its_declared_memory_is_stopped_alone(tmp_path, monkeypatch):
     """With runs sharing a machine, the guard stops the one that takes more than it declared, while the
     machine still has memory to spare (here: it always does)."""
     shadow = fake_shadow(tmp_path, "ballast = bytearray(160 * 2**20)\nfor _ in range(600):\n    time.sleep(0.1)\n")
-    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
+    monkeypatch.setattr(guard, "SAMPLE_INTERVAL_S", 0.2)
     with pytest.raises(RunError, match=r"the run took 0\.\d GiB, more than the 0\.1 GiB it declared") as stopped:
         guard.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
                    memory_budget_bytes=100 * 2**20)
@@ -345,31 +343,20 @@ def test_a_run_over_its_declared_memory_is_stopped_alone(tmp_path, monkeypatch):
 
 def test_a_run_within_its_declared_memory_completes_and_shadow_gets_its_threads(tmp_path, monkeypatch):
     shadow = fake_shadow(tmp_path, "print(' '.join(sys.argv[1:]))\nballast = bytearray(20 * 2**20)\ntime.sleep(0.6)\n")
-    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
+    monkeypatch.setattr(guard, "SAMPLE_INTERVAL_S", 0.2)
     stats = guard.run(shadow, tmp_path, memory_floor_bytes=1, poll_interval_s=0.05, echo_progress=False,
                        memory_budget_bytes=500 * 2**20, parallelism=3)
     assert stats.status == "completed"
     assert (tmp_path / layout.SHADOW_LOG).read_text().split() == ["--progress", "true", "--parallelism", "3", layout.SHADOW_CONFIG]
 
 
-def test_a_run_records_its_own_peak_not_what_ran_beside_it(tmp_path, monkeypatch):
-    """The machine's available memory falls by 6 GiB while the run holds 200 MiB: another job took the
-    rest. The run's own peak (its processes' PSS) is what it records as its memory."""
-    shadow = fake_shadow(tmp_path, "ballast = bytearray(200 * 2**20)\ntime.sleep(1.5)\n")
-    levels = itertools.chain([10 * GIB], itertools.repeat(4 * GIB))
-    monkeypatch.setattr(memory, "available_bytes", lambda: next(levels))
-    monkeypatch.setattr(guard, "BREAKDOWN_INTERVAL_S", 0.2)
-    stats = guard.run(shadow, tmp_path, memory_floor_bytes=GIB, poll_interval_s=0.05, echo_progress=False)
-    assert stats.peak_memory_bytes == 6 * GIB
-    assert 200 * 2**20 <= stats.own_peak_memory_bytes < 400 * 2**20
-    assert (stats.memory_bytes, stats.memory_measure) == (stats.own_peak_memory_bytes, run_stats.OWN_MEASURE)
-
-
-def test_runs_recorded_before_their_own_peak_show_the_machines(tmp_path):
+def test_runs_recorded_before_the_resident_measure_show_the_best_they_have(tmp_path):
     recorded = {k: v for k, v in json.loads((RECORDED / "recorded" / "n16-size2000B-seed11" / layout.RUN_STATS).read_text()).items()
-                if k != "own_peak_memory_bytes"}
+                if k not in ("own_peak_memory_bytes", "resident_peak_bytes")}
     stats = run_stats.RunStats(**recorded)
     assert (stats.memory_bytes, stats.memory_measure) == (recorded["peak_memory_bytes"], run_stats.MACHINE_MEASURE)
+    stats = run_stats.RunStats(**recorded, own_peak_memory_bytes=5 << 30)
+    assert (stats.memory_bytes, stats.memory_measure) == (5 << 30, run_stats.OWN_MEASURE)
 
 
 SPINNING_NODE = """

@@ -181,6 +181,4 @@ def memory_by_role(run_dir: Path) -> pd.DataFrame:
                           "nodes": pd.Series([nodes[r] for r in sorted(nodes)], dtype="int64"),
                           "anon_bytes": pd.Series([anon.get(r, 0) for r in sorted(nodes)], dtype="int64")})
     table["anon_bytes_per_node"] = table["anon_bytes"] / table["nodes"]
-    # the run's own peak (Shadow and its processes), the machine's fall for a run recorded before it
-    peak = stats.own_peak_memory_bytes or stats.peak_memory_bytes
-    return table.assign(wall_seconds=stats.wall_seconds, peak_memory_bytes=peak, **run_columns(run_dir))
+    return table.assign(wall_seconds=stats.wall_seconds, peak_memory_bytes=stats.memory_bytes, **run_columns(run_dir))

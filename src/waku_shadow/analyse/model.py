@@ -17,6 +17,16 @@ def hmax_paper(nodes: int, degree: int) -> int:
     return math.ceil(math.log((nodes - 1) * (degree - 2) / degree + 1) / math.log(degree - 1))
 
 
+def best_topology(study) -> tuple[int, float]:
+    """Equation 2's hops to reach all of a one-size study's nodes, and Equation 1's latency along a path
+    of that many hops: L_g + hops x (one-way latency + S / bandwidth + L_v), in ms."""
+    (size,) = study.message_sizes
+    hops = hmax_paper(study.nodes, study.gossipsub.effective()["d"])
+    bandwidth = min(study.bandwidth_up_bps, study.bandwidth_down_bps)
+    per_hop_ns = transmission_ns(study.latency_ns, wire_bytes(size), bandwidth) + study.rln.verification_delay_ns(size)
+    return hops, (study.rln.proof_generation_ns + hops * per_hop_ns) / 1e6
+
+
 def hmax_writeup(nodes: int, degree: int) -> int:
     """The research write-up's ceil(log N / log D)."""
     return math.ceil(math.log(nodes) / math.log(degree))

@@ -11,7 +11,7 @@ KERNEL_START_TIMEOUT_S = 600  # s; papermill waits 60 s for a notebook's kernel
 
 
 def cmd_summarize(args) -> None:
-    from waku_shadow.analyse import load_study
+    from waku_shadow.analyse import load_study, scaling
     from waku_shadow.paper.study_results import StudyResults
     from waku_shadow.report import plots, study_analysis, study_report, tables
 
@@ -25,7 +25,8 @@ def cmd_summarize(args) -> None:
     results.points.to_csv(out / layout.POINTS_TABLE, index=False, float_format="%.6g")
     study_analysis.figure3(results, out / layout.LATENCY_FIGURE)
     if study.sweep:
-        plots.sweep_tradeoff(results.points, study.sweep.name, out / layout.SWEEP_FIGURE)
+        model_lines = scaling.model_lines(study) if scaling.is_nodes_sweep(study) else None
+        plots.sweep_tradeoff(results.points, study.sweep.name, out / layout.SWEEP_FIGURE, model_lines)
     knees = None
     if load_study.is_load_study(study):
         load_points = load_study.load_points(results.runs, study)

@@ -130,10 +130,35 @@ def with_extended(layers: list[Layer]) -> list[Layer]:
     expanded = []
     for layer in layers:
         if EXTENDS_KEY in layer.values:
-            expanded.append(extended_study(layer))
+            extended = without_swept_key(extended_study(layer), layer.values.get("sweep"))
+            expanded.append(without_unrun_sizes(extended, (layer.values.get("traffic") or {}).get("message_sizes")))
             layer = Layer(layer.source, {key: value for key, value in layer.values.items() if key != EXTENDS_KEY})
         expanded.append(layer)
     return expanded
+
+
+def without_unrun_sizes(extended: Layer, sizes) -> Layer:
+    """The study a layer extends, less its by_size settings of sizes the layer's own message_sizes leave out."""
+    by_size = extended.values.get("by_size")
+    if not isinstance(sizes, list) or not isinstance(by_size, dict):
+        return extended
+    try:
+        run = {units.size_bytes(size, "traffic.message_sizes") for size in sizes}
+        kept = {key: value for key, value in by_size.items() if units.size_bytes(key, f"by_size.{key}") in run}
+    except ConfigError:
+        return extended  # the study's own check names the bad size
+    return Layer(extended.source, {**extended.values, "by_size": kept})
+
+
+def without_swept_key(extended: Layer, sweep) -> Layer:
+    """The study a layer extends, less the key the layer sweeps: the sweep sets it in every run."""
+    if not isinstance(sweep, dict) or not isinstance(sweep.get("parameter"), str) or "." not in sweep["parameter"]:
+        return extended
+    section, key = sweep["parameter"].split(".", 1)
+    if not isinstance(extended.values.get(section), dict) or key not in extended.values[section]:
+        return extended
+    values = {**extended.values, section: {k: v for k, v in extended.values[section].items() if k != key}}
+    return Layer(extended.source, values)
 
 
 def extended_study(layer: Layer) -> Layer:

@@ -168,6 +168,7 @@ class Sweep:
 
 
 LOAD_PARAMETER = "traffic.interval"  # swept in milliseconds
+NODES_PARAMETER = "network.nodes"
 
 
 def sweep_setting(parameter: str, value: int):
@@ -305,6 +306,8 @@ class Study:
         ]
 
     def _run_id(self, size: int, seed: int, value: int | None) -> str:
+        if self.sweep is not None and self.sweep.parameter == NODES_PARAMETER:
+            return f"n{value}-size{size}B-seed{seed}"  # a run id names its N already
         prefix = f"{self.sweep.name}{value}-" if self.sweep else ""
         return f"{prefix}n{self.nodes}-size{size}B-seed{seed}"
 

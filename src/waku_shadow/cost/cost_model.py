@@ -4,8 +4,9 @@
     wall time   = N x simulated seconds x (per node-second + per node-second and KB x message KB)
 
 Both are fitted by non-negative least squares (scipy.optimize.nnls) over completed runs of one
-nwaku build (`waku-shadow cost-law`), and written to bench/cost-law.json with the runs behind
-them. The simulate rule declares what the law predicts, times resources.cost_margin, as its
+nwaku build whose memory was measured one way, the run's own resident memory (run_stats'
+resident measure; `waku-shadow cost-law`), and written to bench/cost-law.json with the runs
+behind them. The simulate rule declares what the law predicts, times resources.cost_margin, as its
 mem_mb and runtime, so Snakemake (or Slurm) runs as many runs at once as the host has room for;
 the memory guard holds each run to that budget.
 """
@@ -25,7 +26,7 @@ from waku_shadow import checkout, layout
 from waku_shadow.configuration import loader
 from waku_shadow.configuration.study import Study
 from waku_shadow.errors import ConfigError
-from waku_shadow.run.run_stats import read_stats
+from waku_shadow.run.run_stats import RESIDENT_MEASURE, read_stats
 
 NODES_PER_THREAD = 125  # Shadow's speed-up flattens beyond a worker per ~100 hosts
 
@@ -69,17 +70,22 @@ def measured_runs(results_dir: Path) -> pd.DataFrame:
         rows.append({
             "study": study.name, "run": run_dir.name, "nodes": study.nodes, "size_bytes": study.message_sizes[0],
             "simulated_s": study.stop_time_ns / 1e9, "wall_s": stats.wall_seconds,
-            "peak_memory_gib": stats.memory_bytes / 2**30,
+            "peak_memory_gib": stats.memory_bytes / 2**30, "memory_measure": stats.memory_measure,
             "build": f"{nwaku['nwaku_tag']}-{nwaku.get('memory_manager', 'refc')}-{nwaku.get('allocator', 'nim')}",
         })
-    return pd.DataFrame(rows, columns=["study", "run", "nodes", "size_bytes", "simulated_s", "wall_s", "peak_memory_gib", "build"])
+    return pd.DataFrame(rows, columns=["study", "run", "nodes", "size_bytes", "simulated_s", "wall_s", "peak_memory_gib",
+                                       "memory_measure", "build"])
 
 
-def fit(runs: pd.DataFrame, build: str, cores: int) -> CostLaw:
-    """The law fitted to the runs of ``build``."""
-    runs = runs[runs["build"] == build]
-    if runs[["nodes", "size_bytes"]].drop_duplicates().shape[0] < 3:
-        raise ConfigError(f"the cost law needs completed runs of {build} at three or more (N, size) points; found {len(runs)} runs")
+def fit(runs: pd.DataFrame, build: str, cores: int, measure: str = RESIDENT_MEASURE) -> CostLaw:
+    """The law fitted to the runs of ``build`` whose memory was measured by ``measure`` (the run's own
+    resident peak): N and the message size must each take two values or more, or the per-node and
+    per-KB terms are not apart."""
+    runs = runs[(runs["build"] == build) & (runs["memory_measure"] == measure)]
+    if runs["nodes"].nunique() < 2 or runs["size_bytes"].nunique() < 2:
+        raise ConfigError(f"the cost law needs completed runs of {build} with the {measure} memory measure at two "
+                          f"or more N and two or more message sizes; found {len(runs)} runs at N = "
+                          f"{sorted(map(int, runs['nodes'].unique()))}, sizes {sorted(map(int, runs['size_bytes'].unique()))}")
     kb = runs["size_bytes"].to_numpy() / 1000
     nodes = runs["nodes"].to_numpy(dtype=float)
     memory, _ = nnls(np.column_stack([np.ones_like(nodes), nodes / 1024, nodes * kb / 1024]), runs["peak_memory_gib"].to_numpy())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from waku_shadow import layout
-from waku_shadow.analyse import bandwidth, discovery, hops, host_groups, light_clients, residuals, shards, stats, study_tables
+from waku_shadow.analyse import bandwidth, discovery, hops, host_groups, light_clients, residuals, scaling, shards, stats, study_tables
 from waku_shadow.configuration.study import Study
 from waku_shadow.paper import compare, published
 
@@ -99,8 +99,12 @@ class StudyResults:
 
     @cached_property
     def sweep_points(self) -> pd.DataFrame:
-        """study_tables.wide of the points: one row per point, each metric's mean and ± half its interval."""
-        return study_tables.wide(self.points, self.keys, [m for m in POINT_METRICS if m in set(self.points["metric"])])
+        """study_tables.wide of the points: one row per point, each metric's mean and ± half its interval;
+        in a sweep of N, the paper's model beside them (scaling.model_lines)."""
+        wide = study_tables.wide(self.points, self.keys, [m for m in POINT_METRICS if m in set(self.points["metric"])])
+        if scaling.is_nodes_sweep(self.study):
+            wide = wide.merge(scaling.model_lines(self.study), on=["nodes", "size_bytes"], how="left")
+        return wide
 
     @cached_property
     def run_checks(self) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -32,7 +33,8 @@ from waku_shadow.cost import container, cost_model, profile, select_census
 from waku_shadow.errors import ConfigError
 from waku_shadow.paper import compare
 from waku_shadow.paper.study_results import StudyResults
-from waku_shadow.report import class_tables, cost_answers, discovery_tables, light_tables, results_tables, shard_tables, summaries, summary_tables, switch_table
+from waku_shadow.report import (class_tables, cost_answers, discovery_tables, light_tables, results_tables, scaling_tables, shard_tables,
+                                summaries, summary_tables, switch_table)
 from waku_shadow.report import tables as written
 from waku_shadow.run import run_stats
 
@@ -117,11 +119,17 @@ def selects(bench_dir: Path) -> str | None:
 
 def summarise(gathered: list[study_runs.StudyRuns], results_of: dict[str, StudyResults], summaries_dir: Path,
               configs_dir: Path | None) -> None:
-    """Write summaries_dir/<study>/ for every study with validated runs here and a config (unsummarised
-    names the others). A study of the paper's network without a config is refused: the docs quote it."""
+    """Write summaries_dir/<study>/ for every study with a config whose runs are all validated here
+    (unsummarised names the others; a study with only some of its runs keeps the summary it had, said
+    on stderr). A study of the paper's network without a config is refused: the docs quote it."""
     for g in gathered:
-        if g.study.name in results_of and summarised_here(g.study, configs_dir):
-            summaries.write(results_of[g.study.name], summaries_dir, configs_dir)
+        if g.study.name not in results_of or not summarised_here(g.study, configs_dir):
+            continue
+        if len(g.validated) < len(g.states):
+            print(f"{g.study.name}: {len(g.validated)} of its {len(g.states)} runs are validated here; "
+                  "its summary is left as it was", file=sys.stderr)
+            continue
+        summaries.write(results_of[g.study.name], summaries_dir, configs_dir)
 
 
 def summarised_here(study, configs_dir: Path | None) -> bool:
@@ -187,6 +195,7 @@ def tables(results_dir: Path, bench_dir: Path, summaries_dir: Path | None = None
         "classes-answer": class_tables.answer(summarised), "classes-by-class": class_tables.by_class(summarised),
         "classes-by-location": class_tables.by_location(summarised),
         "discovery-answer": discovery_tables.answer(summarised), "discovery-by-point": discovery_tables.by_point(summarised),
+        "scaling-answer": scaling_tables.answer(summarised), "scaling-by-n": scaling_tables.by_n(summarised),
     }
 
 

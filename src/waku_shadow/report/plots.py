@@ -272,9 +272,11 @@ def _with_ci(ax, points: pd.DataFrame, metric: str, x: str, **style) -> None:
                     label=f"{human_size(int(size))} {style.get('suffix', '')}".strip(), linestyle=style.get("linestyle", "-"))
 
 
-def sweep_tradeoff(points: pd.DataFrame, name: str, out: Path) -> None:
+def sweep_tradeoff(points: pd.DataFrame, name: str, out: Path, model_lines: pd.DataFrame | None = None) -> None:
     """What a sweep trades: amplification (beside the paper's Figure 2 line when D is swept),
-    latency and hops against the swept value, and latency against bandwidth per value."""
+    latency and hops against the swept value, and latency against bandwidth per value. With
+    ``model_lines`` (a sweep of N: scaling.model_lines) N is on a log axis, the largest hop count
+    beside the mean, and Equation 1's latency and Equation 2's hops are drawn dotted."""
     sns.set_theme(style="whitegrid")
     has_traffic = "amplification" in set(points["metric"])
     fig, axes = plt.subplots(2, 2, figsize=(11, 8)) if has_traffic else plt.subplots(1, 2, figsize=(11, 4))
@@ -285,6 +287,16 @@ def sweep_tradeoff(points: pd.DataFrame, name: str, out: Path) -> None:
     latency_ax.set(xlabel=name, ylabel="latency (ms)", title="Latency")
     _with_ci(hops_ax, points, "hops_mean", name)
     hops_ax.set(xlabel=name, ylabel="mean hops from the publisher", title="Hops")
+    if model_lines is not None:
+        _with_ci(hops_ax, points, "hops_max", name, suffix="max", linestyle="--")
+        hops_ax.set(ylabel="hops from the publisher")
+        for size, line in model_lines.groupby("size_bytes"):
+            line = line.sort_values(name)
+            label = human_size(int(size))
+            latency_ax.plot(line[name], line["eq1_latency_ms"], ":", color="crimson", label=f"{label} Eq. 1 on Eq. 2's path")
+            hops_ax.step(line[name], line["eq2_hops"], ":", where="mid", color="crimson", label=f"{label} Eq. 2")
+        for ax in axes[:3]:  # the fourth, latency against bytes, is not against N
+            ax.set_xscale("log")
     if has_traffic:
         amp_ax, trade_ax = axes[2], axes[3]
         _with_ci(amp_ax, points, "amplification", name)

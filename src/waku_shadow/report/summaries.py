@@ -143,14 +143,18 @@ def nwaku_build(nwaku: dict) -> dict:
 
 def run_cost(run_dir: Path) -> dict:
     """A run's nodes, the most files Shadow held open (and whether with few descriptors per process),
-    when it started, and where its memory was at the sample where the machine had least available
-    (run_stats.memory_at_peak); NaN for runs recorded before one was."""
+    when it started, and where its memory was at its peak (run_stats.memory_at_peak: the sample of the
+    run's own peak; in runs before 2026-12-08 the sample where the machine had least available); NaN for
+    runs recorded before one was."""
     stats = run_stats.read_stats(run_dir)
     study = loader.load(run_dir / layout.RUN_CONFIG)
     at_peak = stats.memory_at_peak or {}
     processes = at_peak.get("processes")
     return {"run": run_dir.name, "nodes": study.nodes, "few_descriptors_per_process": study.few_descriptors_per_process,
             "shadow_open_files_peak": stats.shadow_open_files_peak, "started_utc": stats.started_utc,
+            "machine_fall_gib": stats.peak_memory_bytes / GIB,
+            # the kernel's growth is recorded beside the resident measure only (memory.MemoryBreakdown.kernel_bytes)
+            "kernel_gib_at_peak": at_peak["kernel_bytes"] / GIB if stats.resident_peak_bytes else math.nan,
             "shadow_rss_gib_at_peak": at_peak["shadow_rss_bytes"] / GIB if at_peak else math.nan,
             "processes_at_peak": processes if at_peak else math.nan,
             "node_private_mib_at_peak": at_peak["processes_anon_bytes"] / max(processes, 1) / 2**20 if at_peak else math.nan}
@@ -162,6 +166,7 @@ def runs_with_cost(results: StudyResults) -> pd.DataFrame:
     first_hops = results.first_hops[~results.first_hops["warmup"]].groupby("run")[
         ["first_hop_receivers", "publisher_sent_to"]].mean().reset_index()
     cost = pd.DataFrame([run_cost(run_dir) for run_dir in results.run_dirs])
+    cost = cost.drop(columns=[c for c in cost.columns if c != "run" and c in results.runs.columns])  # a sweep of N has nodes
     return results.runs.merge(cost, on="run", how="left").merge(first_hops, on="run", how="left")
 
 

@@ -28,11 +28,13 @@ HEADLINE_STUDY = "paper-calibrated"  # the reading of the paper's setup its own 
 CAPACITY_GIB = (22, 250)  # this 24 GiB machine less the guard's floor; a 256 GB host
 
 MEMORY_MEASURES = (
-    f"Peak memory: ({run_stats.OWN_MEASURE}) the run's own, the proportional set size of Shadow and its processes; "
-    f"({run_stats.MACHINE_MEASURE}) the fall of the machine's available memory, the only measure of runs recorded before "
-    "the run's own, which counts whatever else ran beside the run."
+    f"Peak memory: ({run_stats.RESIDENT_MEASURE}) the run's own, Shadow's resident set and its processes' private memory, "
+    f"sampled every second; ({run_stats.OWN_MEASURE}) the proportional set size of Shadow and its processes, sampled "
+    f"minutes apart (runs before 2026-12-08); ({run_stats.MACHINE_MEASURE}) the fall of the machine's available memory, "
+    "the only measure of runs recorded before either, which counts whatever else ran beside the run."
 )
-MEMORY_MEASURES_BRIEF = f"peak memory {run_stats.OWN_MEASURE}: the run's own; {run_stats.MACHINE_MEASURE}: the machine's fall, see docs/performance.md"
+MEMORY_MEASURES_BRIEF = (f"peak memory {run_stats.RESIDENT_MEASURE} or {run_stats.OWN_MEASURE}: the run's own; "
+                         f"{run_stats.MACHINE_MEASURE}: the machine's fall, see docs/performance.md")
 
 
 def joined(parts: list[str]) -> str | None:
@@ -160,22 +162,29 @@ def paper_cost(summarised: dict[str, StudySummary], law: cost_model.CostLaw | No
 
 
 def memory_split(summarised: dict[str, StudySummary]) -> str | None:
-    """Per summarised study of the paper's network and size (the mean over seeds): the run's own peak,
-    and where the memory was at the sample where the machine had least available: Shadow's resident
-    memory against the nodes' private memory."""
+    """Per summarised study of the paper's network and size (the mean over seeds): the run's own peak
+    beside the machine's fall, and where the memory was at the peak: Shadow's resident memory against
+    the nodes' private memory, and (resident measure) how much the kernel's own memory had grown."""
     parts = []
     for summary in paper_network(summarised).values():
         split = summary.run_metrics.dropna(subset=["shadow_rss_gib_at_peak"])
-        split = split[split["memory_measure"] == run_stats.OWN_MEASURE]
+        split = split[split["memory_measure"].isin([run_stats.RESIDENT_MEASURE, run_stats.OWN_MEASURE])]
         if split.empty:
             continue
-        by_size = split.groupby("size_bytes")[["peak_memory_gib", "shadow_rss_gib_at_peak", "processes_at_peak",
-                                               "node_private_mib_at_peak"]].mean()
-        rows = [[human_size(int(size)), f"{row.peak_memory_gib:.1f} GiB", f"{row.shadow_rss_gib_at_peak:.1f} GiB",
-                 f"{row.processes_at_peak:.0f}", f"{row.node_private_mib_at_peak:.1f} MiB"] for size, row in by_size.iterrows()]
+        split = split.reindex(columns=[*split.columns, *(c for c in ("machine_fall_gib", "kernel_gib_at_peak")
+                                                          if c not in split.columns)])
+        by_size = split.groupby("size_bytes").agg(
+            peak_memory_gib=("peak_memory_gib", "mean"), measure=("memory_measure", lambda m: "/".join(sorted(set(m)))),
+            machine_fall_gib=("machine_fall_gib", "mean"), kernel_gib_at_peak=("kernel_gib_at_peak", "mean"),
+            shadow_rss_gib_at_peak=("shadow_rss_gib_at_peak", "mean"), processes_at_peak=("processes_at_peak", "mean"),
+            node_private_mib_at_peak=("node_private_mib_at_peak", "mean"))
+        rows = [[human_size(int(size)), f"{row.peak_memory_gib:.1f} GiB ({row.measure})",
+                 number(row.machine_fall_gib, "{:.1f} GiB"), number(row.kernel_gib_at_peak, "{:.2f} GiB"),
+                 f"{row.shadow_rss_gib_at_peak:.1f} GiB", f"{row.processes_at_peak:.0f}",
+                 f"{row.node_private_mib_at_peak:.1f} MiB"] for size, row in by_size.iterrows()]
         parts.append(f"**{summary.study}** ({len(split)} validated runs):\n\n" + written.table(
-            rows, ["size", "own peak", "Shadow's resident memory", "nodes sampled", "a node's private memory"],
-            "lrrrr").markdown())
+            rows, ["size", "own peak", "machine's fall", "kernel's growth", "Shadow's resident memory", "nodes sampled",
+                   "a node's private memory"], "lrrrrrr").markdown())
     return joined(parts)
 
 

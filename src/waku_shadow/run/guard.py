@@ -22,7 +22,7 @@ from waku_shadow.run import allocator, failures, memory, open_files, shadow_log
 from waku_shadow.run.memory import MemoryBreakdown, gib
 from waku_shadow.run.run_stats import RunStats
 
-BREAKDOWN_INTERVAL_S = 5.0  # reading every managed process's status costs ~50 ms per 1000 processes
+SAMPLE_INTERVAL_S = 1.0  # a sample reads every managed process's status: ~50 ms per 1000 processes
 
 
 class _ProgressReader(threading.Thread):
@@ -46,31 +46,37 @@ class _ProgressReader(threading.Thread):
                     self.simulated_now, self.simulated_end = match["now"], match["end"]
 
 
-class _OwnPeakSampler(threading.Thread):
-    """Samples the run's own memory (memory.session_pss_bytes) apart from the guard's loop: one
-    sample reads every node's smaps_rollup, which waits for each busy node's memory lock and took
-    20 to 50 s in the start-up of a 1000-node run, while the loop must keep watching the machine's
-    available memory. After each sample it waits BREAKDOWN_INTERVAL_S, or until ``wake`` is set (the
-    machine's memory at a new low, when the run's own peak most likely is), then one second more, so
-    it samples at most once a second and, left alone, every BREAKDOWN_INTERVAL_S + 1 seconds."""
+class _PeakSampler(threading.Thread):
+    """Samples the run's own memory (memory.breakdown) every SAMPLE_INTERVAL_S apart from the guard's
+    loop, which must keep watching the machine's available memory while a pass over 10,000 processes
+    takes ~0.5 s, and keeps the sample where it was highest: the run's peak, and where it was then.
+    ``available`` is the machine's latest available memory, which the loop sets."""
 
-    def __init__(self, session: int):
+    def __init__(self, shadow_pid: int, started: float, baseline_available: int, role_of_host: dict[str, str] | None):
         super().__init__(daemon=True)
-        self.session, self.peak = session, 0
-        self.wake, self.done = threading.Event(), threading.Event()
+        self.shadow_pid, self.started, self.role_of_host = shadow_pid, started, role_of_host
+        self.baseline_available = self.available = baseline_available
+        self.kernel_baseline = memory.kernel_bytes()
+        self.at_peak: MemoryBreakdown | None = None
+        self.done = threading.Event()
+
+    @property
+    def peak(self) -> int:
+        return self.at_peak.own_bytes if self.at_peak else 0
 
     def run(self) -> None:
         while not self.done.is_set():
-            self.peak = max(self.peak, memory.session_pss_bytes(self.session))
-            self.wake.wait(BREAKDOWN_INTERVAL_S)
-            self.wake.clear()
-            self.done.wait(1.0)  # at most one sample a second, however often woken
+            sample = memory.breakdown(self.shadow_pid, time.monotonic() - self.started,
+                                      self.baseline_available - self.available, self.role_of_host,
+                                      kernel_baseline_bytes=self.kernel_baseline)
+            if sample.own_bytes > self.peak:
+                self.at_peak = sample
+            self.done.wait(SAMPLE_INTERVAL_S)
 
-    def stop(self) -> int:
+    def stop(self) -> MemoryBreakdown | None:
         self.done.set()
-        self.wake.set()
         self.join(timeout=60)
-        return self.peak
+        return self.at_peak
 
 
 def run(
@@ -91,8 +97,8 @@ def run(
     """Run Shadow on ``run_dir/shadow.yaml``; raise RunError unless it completes cleanly.
 
     The guard stops Shadow when the machine's available memory falls below ``memory_floor_bytes``,
-    and when the run's own memory (the proportional share of every page Shadow and its processes
-    map) passes ``memory_budget_bytes``, the budget it declared to the scheduler: when runs share
+    and when the run's own memory (Shadow's resident set and its processes' private memory,
+    memory.MemoryBreakdown.own_bytes) passes ``memory_budget_bytes``, the budget it declared to the scheduler: when runs share
     a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
     ``attempts_log``; a failed one's evidence is kept in ``failures_dir`` (see failures.keep) and
     named in the error. It also stops Shadow when the simulated time of its progress lines has not
@@ -135,16 +141,15 @@ def run(
         guard_tripped = over_budget = stalled = False
         simulated_seen, simulated_moved = reader.simulated_now, started
         own_peak = open_files_peak = 0
-        sampler = _OwnPeakSampler(process.pid)
+        sampler = _PeakSampler(process.pid, started, baseline_available, role_of_host)
         sampler.start()
-        at_peak: MemoryBreakdown | None = None
-        next_breakdown = started + BREAKDOWN_INTERVAL_S  # nothing to break down before the nodes start
         # Shadow runs in its own session: if we are stopped, it must not run on unguarded
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             while process.poll() is None:
                 available = memory.available_bytes()
                 min_available = min(min_available, available)
+                sampler.available = available
                 if available < memory_floor_bytes:
                     guard_tripped = True
                     _stop(process)
@@ -158,23 +163,19 @@ def run(
                     _stop(process)
                     break
                 open_files_peak = max(open_files_peak, open_files.held(process.pid))
-                if available == min_available:
-                    sampler.wake.set()
                 own_peak = sampler.peak
                 if memory_budget_bytes and own_peak > memory_budget_bytes:
                     over_budget = True
                     _stop(process)
                     break
-                if now >= next_breakdown and (at_peak is None or available <= min_available):
-                    at_peak = memory.breakdown(process.pid, now - started, baseline_available - available, role_of_host)
-                    next_breakdown = now + BREAKDOWN_INTERVAL_S
                 time.sleep(poll_interval_s)
             process.wait()
         finally:
             signal.signal(signal.SIGTERM, previous)
             if process.poll() is None:
                 _stop(process)
-            own_peak = max(own_peak, sampler.stop())
+            at_peak = sampler.stop()
+            own_peak = sampler.peak
         reader.join(timeout=10)
 
     stats = RunStats(
@@ -189,7 +190,7 @@ def run(
         failed_processes=shadow_log.failed_processes(run_dir / layout.SHADOW_LOG),
         memory_at_peak=None if at_peak is None else asdict(at_peak),
         started_utc=started_utc,
-        own_peak_memory_bytes=own_peak or None,  # a run too short to be measured has only the machine's
+        resident_peak_bytes=own_peak or None,  # a run too short to be measured has only the machine's
         shadow_allocator=allocator.name(preload),
         shadow_open_files_peak=open_files_peak or None,
     )

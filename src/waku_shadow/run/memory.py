@@ -1,13 +1,20 @@
-"""The machine's memory as a run sees it: what is available, where a run's memory goes, and merging
+"""The machine's memory as a run sees it: what is available, what the run itself holds, and merging
 identical pages.
 
-Peak memory is measured system-wide, as the largest fall of the kernel's
-MemAvailable below its value when the run started: it counts Shadow, every
-managed nwaku process and the shared memory between them once, and it is the
-number that decides whether the machine runs out. Where it goes is sampled
-alongside (``MemoryBreakdown``): Shadow's own resident memory, the managed
-processes' private (anonymous) memory and the system's shared memory, taken at
-the sample closest to the peak.
+A run's own memory is what it holds resident: Shadow's resident set (its heap, the packets in
+flight, its shared memory with its processes) and every managed process's private (anonymous)
+memory, less what merged pages save (``MemoryBreakdown.own_bytes``). It is read from each
+process's /proc/PID/status, whose counters the kernel keeps without the process's memory lock, so a
+pass over 1000 nodes takes ~50 ms and the guard samples it every SAMPLE_INTERVAL_S through the whole
+run: the peak cannot fall between samples taken minutes apart, as a pass over every node's
+smaps_rollup did (20 to 50 s each, waiting on busy nodes). Left out: the nodes' file-backed pages
+(the binary and its libraries, one copy in the page cache for them all).
+
+The machine's fall, the largest drop of the kernel's MemAvailable below its value when the run
+started, is what decides whether the machine runs out; it counts whatever else ran beside the run.
+Each sample also records how much the kernel's own memory for the run grew (page tables, kernel
+stacks, unreclaimable slab: ``kernel_bytes``), which with the page cache of the logs is most of the
+difference between the two.
 
 With ``merge_identical_pages`` Shadow and every process it starts ask the kernel
 to merge their identical private pages (KSM, prctl PR_SET_MEMORY_MERGE, inherited
@@ -59,6 +66,8 @@ class MemoryBreakdown:
     processes_file_bytes: int  # file-backed pages, counted once per process though the page cache shares them
     shmem_bytes: int  # the system's Shmem: Shadow's shared memory with its processes, and tmpfs files
     merged_bytes: int = 0  # what merging identical pages saves, system-wide (KSM's pages_sharing)
+    own_bytes: int = 0  # the run's own: shadow_rss_bytes + processes_anon_bytes - merged_bytes (0 before it was recorded)
+    kernel_bytes: int = 0  # growth since the run started of page tables, kernel stacks and unreclaimable slab
     # per role of identities.csv (relay, service, light): its nwaku processes and their private memory
     nodes_by_role: dict[str, int] = field(default_factory=dict)
     anon_bytes_by_role: dict[str, int] = field(default_factory=dict)
@@ -117,34 +126,19 @@ def busiest_processes(session: int, run_dir: Path, count: int = 2) -> list[tuple
     return sorted(used, key=lambda named: -named[1])[:count]
 
 
-def session_pss_bytes(session: int) -> int:
-    """The proportional set size of every process in the session: each shared page (Shadow's shared
-    memory with its processes, merged pages, the page cache) counted once over all who map it.
+KERNEL_FIELDS = ("PageTables", "KernelStack", "SUnreclaim")
 
-    Shadow itself, the session's leader, is counted by its resident size: smaps_rollup walks every
-    mapping under the process's memory lock, and Shadow's allocator (jemalloc) maps and returns
-    memory often enough that one read of a 1000-node run's Shadow took seconds, the guard's loop
-    waiting with it. Its pages shared with the nodes are a few MiB (MemoryBreakdown.shmem_bytes)."""
-    total = 0
-    for pid in _session_members(session):
-        try:
-            if pid == session:
-                total += sum(_status_fields(pid).values())
-                continue
-            with open(f"/proc/{pid}/smaps_rollup") as rollup:
-                for line in rollup:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-        except OSError:  # exited between listing and reading
-            continue
-    return total
+
+def kernel_bytes() -> int:
+    """The kernel's memory that grows with a run's processes: page tables, kernel stacks, unreclaimable slab."""
+    return sum(_meminfo_bytes(name) for name in KERNEL_FIELDS)
 
 
 def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int, role_of_host: dict[str, str] | None = None,
-              nwaku_program: str = "wakunode2") -> MemoryBreakdown:
+              nwaku_program: str = "wakunode2", kernel_baseline_bytes: int | None = None) -> MemoryBreakdown:
     """The memory of Shadow's session now; with ``role_of_host`` (host -> role) the private memory of
-    each role's ``nwaku_program`` processes too, each process named by the host folder it runs in."""
+    each role's ``nwaku_program`` processes too, each process named by the host folder it runs in;
+    with ``kernel_baseline_bytes`` (kernel_bytes() when the run started) how much the kernel's grew."""
     shadow = anon = file = count = 0
     nodes_by_role: dict[str, int] = {}
     anon_by_role: dict[str, int] = {}
@@ -165,6 +159,7 @@ def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int, role_of_ho
             if role is not None:
                 nodes_by_role[role] = nodes_by_role.get(role, 0) + 1
                 anon_by_role[role] = anon_by_role.get(role, 0) + fields["RssAnon"]
+    merged = _ksm_pages("pages_sharing") * PAGE_SIZE
     return MemoryBreakdown(
         wall_seconds=round(wall_seconds, 1),
         taken_bytes=taken_bytes,
@@ -173,7 +168,9 @@ def breakdown(shadow_pid: int, wall_seconds: float, taken_bytes: int, role_of_ho
         processes_anon_bytes=anon,
         processes_file_bytes=file,
         shmem_bytes=_meminfo_bytes("Shmem"),
-        merged_bytes=_ksm_pages("pages_sharing") * PAGE_SIZE,
+        merged_bytes=merged,
+        own_bytes=max(0, shadow + anon - merged),
+        kernel_bytes=0 if kernel_baseline_bytes is None else kernel_bytes() - kernel_baseline_bytes,
         nodes_by_role=nodes_by_role,
         anon_bytes_by_role=anon_by_role,
     )
