@@ -330,4 +330,10 @@ def test_the_memory_split_sets_shadows_memory_beside_the_nodes_per_size(results,
     stats_path.write_text(json.dumps(stats))
     block = docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["memory-split"]
     assert block.startswith("**recorded** (1 validated runs):")
-    assert block.splitlines()[-1] == "| 100 KB | 3.0 GiB | 1.0 GiB | 16 | 24.0 MiB |"
+    # an own peak (before 2026-12-08) has no kernel's growth beside it
+    assert block.splitlines()[-1] == "| 100 KB | 3.0 GiB (own) | 0.2 GiB |  | 1.0 GiB | 16 | 24.0 MiB |"
+    stats["resident_peak_bytes"] = 3 * 2**30 + 384 * 2**20
+    stats["memory_at_peak"].update(own_bytes=stats["resident_peak_bytes"], kernel_bytes=256 * 2**20)
+    stats_path.write_text(json.dumps(stats))
+    block = docs_tables.tables(results, tmp_path, configs_dir=RECORDED)["memory-split"]
+    assert block.splitlines()[-1] == "| 100 KB | 3.4 GiB (resident) | 0.2 GiB | 0.25 GiB | 1.0 GiB | 16 | 24.0 MiB |"
