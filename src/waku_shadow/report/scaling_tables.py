@@ -9,10 +9,10 @@ import pandas as pd
 from waku_shadow import checkout
 from waku_shadow.analyse import scaling
 from waku_shadow.configuration import loader
+from waku_shadow.configuration.units import human_size
 from waku_shadow.report import tables as written
 from waku_shadow.report.summaries import StudySummary
-from waku_shadow.report.summary_tables import heading, joined
-from waku_shadow.configuration.units import human_size
+from waku_shadow.report.summary_tables import heading, joined, measures
 
 
 def _sweeps(summarised: dict[str, StudySummary]):
@@ -28,7 +28,7 @@ def points(summary: StudySummary) -> pd.DataFrame:
     runs = summary.run_metrics.groupby(keys).agg(
         runs=("run", "count"), hops_mean=("hops_mean", "mean"), hops_max=("hops_max", "max"),
         relay_copies=("relay_copies", "mean"), wall_s=("wall_s", "mean"), peak_memory_gib=("peak_memory_gib", "mean"),
-        memory_measure=("memory_measure", lambda m: "/".join(sorted(set(m)))),
+        memory_measure=("memory_measure", measures),
         node_private_mib=("node_private_mib_at_peak", "mean"), shadow_rss_gib=("shadow_rss_gib_at_peak", "mean"),
         machine_fall_gib=("machine_fall_gib", "mean"), kernel_gib=("kernel_gib_at_peak", "mean"))
     model = scaling.model_lines(loader.load(checkout.path(summary.config)))

@@ -37,6 +37,11 @@ MEMORY_MEASURES_BRIEF = (f"peak memory {run_stats.RESIDENT_MEASURE} or {run_stat
                          f"{run_stats.MACHINE_MEASURE}: the machine's fall, see docs/performance.md")
 
 
+def measures(memory_measure: pd.Series) -> str:
+    """The memory measures of a group of runs, e.g. "resident" or "machine/own"."""
+    return "/".join(sorted(set(memory_measure)))
+
+
 def joined(parts: list[str]) -> str | None:
     return "\n".join(parts) if parts else None
 
@@ -148,7 +153,7 @@ def paper_cost(summarised: dict[str, StudySummary], law: cost_model.CostLaw | No
     for summary in paper_network(summarised).values():
         by_size = summary.run_metrics.groupby("size_bytes").agg(runs=("run", "size"), wall_s=("wall_s", "mean"),
                                                          memory=("peak_memory_gib", "mean"),
-                                                         measure=("memory_measure", lambda m: "/".join(sorted(set(m)))))
+                                                         measure=("memory_measure", measures))
         columns = ["size", "runs", "wall time", "peak memory"]
         if law:
             columns += [f"largest N here ({CAPACITY_GIB[0]} GiB)", *(f"largest N in {gib} GiB" for gib in CAPACITY_GIB[1:])]
@@ -174,7 +179,7 @@ def memory_split(summarised: dict[str, StudySummary]) -> str | None:
         split = split.reindex(columns=[*split.columns, *(c for c in ("machine_fall_gib", "kernel_gib_at_peak")
                                                           if c not in split.columns)])
         by_size = split.groupby("size_bytes").agg(
-            peak_memory_gib=("peak_memory_gib", "mean"), measure=("memory_measure", lambda m: "/".join(sorted(set(m)))),
+            peak_memory_gib=("peak_memory_gib", "mean"), measure=("memory_measure", measures),
             machine_fall_gib=("machine_fall_gib", "mean"), kernel_gib_at_peak=("kernel_gib_at_peak", "mean"),
             shadow_rss_gib_at_peak=("shadow_rss_gib_at_peak", "mean"), processes_at_peak=("processes_at_peak", "mean"),
             node_private_mib_at_peak=("node_private_mib_at_peak", "mean"))

@@ -98,8 +98,8 @@ def run(
 
     The guard stops Shadow when the machine's available memory falls below ``memory_floor_bytes``,
     and when the run's own memory (Shadow's resident set and its processes' private memory,
-    memory.MemoryBreakdown.own_bytes) passes ``memory_budget_bytes``, the budget it declared to the scheduler: when runs share
-    a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
+    memory.MemoryBreakdown.own_bytes) passes ``memory_budget_bytes``, the budget it declared to the
+    scheduler: when runs share a machine, only the one that takes more than it said is stopped. Every attempt is recorded in
     ``attempts_log``; a failed one's evidence is kept in ``failures_dir`` (see failures.keep) and
     named in the error. It also stops Shadow when the simulated time of its progress lines has not
     moved for ``stall_timeout_s`` of wall time, naming the process that used the most CPU.
